@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * softrdma: a software RoCEv2 device on top of any netdev.
+ *
+ * Objects and their lifetimes are described in Documentation/design.rst;
+ * the locking and context rules in Documentation/locking.rst.
+ */
+#ifndef SRDMA_H
+#define SRDMA_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/spinlock.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/softrdma-abi.h>
+
+#include "srdma_compat.h"
+#include "srdma_queue.h"
+
+#define SRDMA_DRV_NAME		"softrdma"
+#define SRDMA_LINK_TYPE		"softrdma"
+
+/* Device limits (what query_device reports and the verbs enforce). */
+#define SRDMA_MAX_QP		BIT(17)
+#define SRDMA_MAX_QP_WR		BIT(14)
+#define SRDMA_MAX_SEND_SGE	32
+#define SRDMA_MAX_RECV_SGE	32
+#define SRDMA_MAX_INLINE	512
+#define SRDMA_MAX_CQ		BIT(16)
+#define SRDMA_MAX_CQE		BIT(16)
+#define SRDMA_MAX_MR		BIT(18)
+#define SRDMA_MAX_PD		BIT(16)
+#define SRDMA_MAX_MR_SIZE	BIT_ULL(40)
+#define SRDMA_MAX_RD_ATOMIC	128
+#define SRDMA_MAX_PKEYS		1
+#define SRDMA_GID_TBL_LEN	1024
+#define SRDMA_VENDOR_ID		0xffffff	/* no IEEE OUI of its own */
+#define SRDMA_HW_REV		1
+
+/**
+ * struct srdma_dev - one softrdma device, bound to one netdev
+ * @ibdev: the core's device, first so that ib_alloc_device works
+ * @ndev: the netdev, held (dev_hold) from creation until dealloc_driver
+ * @list: entry in the module's device list, guarded by srdma_devs_lock
+ * @port_state: last port state reported, written under RTNL
+ * @mtu: active path MTU of the port, from the netdev MTU
+ * @pd_cnt: number of live PDs, bounded by attrs.max_pd
+ * @cq_cnt: number of live CQs
+ * @qp_cnt: number of live QPs
+ * @mr_cnt: number of live MRs
+ * @qp_xa: QP number to struct srdma_qp; readers use RCU (xa_load), writers
+ *	the xarray's own lock
+ * @qpn_next: cursor of the cyclic QP number allocation
+ * @mr_xa: key index to struct srdma_mr, same locking as @qp_xa
+ * @mr_next: cursor of the cyclic key index allocation
+ */
+struct srdma_dev {
+	struct ib_device ibdev;
+	struct net_device *ndev;
+	struct list_head list;
+	enum ib_port_state port_state;
+	enum ib_mtu mtu;
+	atomic_t pd_cnt;
+	atomic_t cq_cnt;
+	atomic_t qp_cnt;
+	atomic_t mr_cnt;
+	struct xarray qp_xa;
+	u32 qpn_next;
+	struct xarray mr_xa;
+	u32 mr_next;
+};
+
+/**
+ * struct srdma_mmap_entry - a ring buffer mapped into a process
+ * @rdma: the core's entry; its refcount decides when @buf is freed
+ * @buf: vmalloc_user() memory, freed in srdma_mmap_free()
+ */
+struct srdma_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *buf;
+};
+
+/**
+ * struct srdma_ring - kernel view of one shared ring
+ * @ctrl: control area at the start of the buffer (indices)
+ * @buf: start of the entries
+ * @num: number of entries, a power of two
+ * @stride: bytes per entry, a power of two
+ * @own: the index this side owns (prod of a CQ, cons of a work queue);
+ *	the only trusted copy, published to @ctrl
+ * @mmap: the entry through which the process maps the ring, or NULL for a
+ *	ring of an in-kernel consumer
+ */
+struct srdma_ring {
+	struct srdma_ring_ctrl *ctrl;
+	void *buf;
+	u32 num;
+	u32 stride;
+	u32 own;
+	struct srdma_mmap_entry *mmap;
+};
+
+/**
+ * struct srdma_ucontext - a process's context
+ * @ibuc: the core's context
+ */
+struct srdma_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+/**
+ * struct srdma_pd - protection domain
+ * @ibpd: the core's PD
+ */
+struct srdma_pd {
+	struct ib_pd ibpd;
+};
+
+/**
+ * struct srdma_mr - memory region
+ * @ibmr: the core's MR (lkey, rkey, iova, length)
+ * @umem: pinned user pages, or NULL for a DMA MR
+ * @access: IB_ACCESS_* flags granted
+ */
+struct srdma_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;
+	int access;
+};
+
+/**
+ * struct srdma_cq - completion queue
+ * @ibcq: the core's CQ
+ * @lock: serializes producers of CQEs (every QP completing into this CQ,
+ *	from process and softirq context) and resize; taken with irqsave
+ * @ring: the CQE ring (kernel is the producer)
+ * @error: the CQ overflowed or its consumer index was corrupt
+ * @kernel_notify: notify request of an in-kernel consumer (user CQs keep
+ *	it in the ring's control area); guarded by @lock
+ */
+struct srdma_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock; /* see above */
+	struct srdma_ring ring;
+	bool error;
+	u32 kernel_notify;
+};
+
+/**
+ * struct srdma_wq - one work queue (SQ or RQ) of a QP
+ * @lock: serializes in-kernel posters with the transport consumer and
+ *	with the flush on the error state; taken with irqsave
+ * @ring: the WQE ring (the poster is the producer)
+ * @max_sge: SGEs per WQE the queue was created with
+ * @max_inline: bytes of inline data per WQE (SQ only)
+ */
+struct srdma_wq {
+	spinlock_t lock; /* see above */
+	struct srdma_ring ring;
+	u32 max_sge;
+	u32 max_inline;
+};
+
+/**
+ * struct srdma_qp - queue pair
+ * @ibqp: the core's QP
+ * @state_lock: guards @state and @attr against concurrent modify and the
+ *	transport; taken with irqsave
+ * @state: current IBTA QP state
+ * @attr: attributes set by modify_qp (valid bits per the state)
+ * @sq: send queue
+ * @rq: receive queue (unused when the QP has an SRQ)
+ * @sq_sig_all: every send WQE generates a completion
+ * @is_user: the rings are mapped into a process
+ */
+struct srdma_qp {
+	struct ib_qp ibqp;
+	spinlock_t state_lock; /* see above */
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;
+	struct srdma_wq sq;
+	struct srdma_wq rq;
+	bool sq_sig_all;
+	bool is_user;
+};
+
+static inline struct srdma_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct srdma_dev, ibdev);
+}
+
+static inline struct srdma_pd *to_spd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct srdma_pd, ibpd);
+}
+
+static inline struct srdma_mr *to_smr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct srdma_mr, ibmr);
+}
+
+static inline struct srdma_cq *to_scq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct srdma_cq, ibcq);
+}
+
+static inline struct srdma_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct srdma_qp, ibqp);
+}
+
+static inline struct srdma_ucontext *to_suc(struct ib_ucontext *ibuc)
+{
+	return container_of(ibuc, struct srdma_ucontext, ibuc);
+}
+
+/* srdma_main.c */
+extern const struct ib_device_ops srdma_dev_ops;
+
+/* srdma_verbs.c */
+int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		       struct ib_udata *udata);
+int srdma_query_port(struct ib_device *ibdev, u32 port,
+		     struct ib_port_attr *attr);
+int srdma_get_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *immutable);
+enum rdma_link_layer srdma_get_link_layer(struct ib_device *ibdev, u32 port);
+int srdma_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
+void srdma_get_dev_fw_str(struct ib_device *ibdev, char *str);
+int srdma_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void srdma_dealloc_ucontext(struct ib_ucontext *ibuc);
+int srdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int srdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+void srdma_init_dev_attrs(struct srdma_dev *sdev);
+void srdma_update_port(struct srdma_dev *sdev);
+extern const struct attribute_group srdma_attr_group;
+
+/* srdma_ring.c */
+int srdma_ring_init(struct srdma_ring *ring, struct ib_udata *udata,
+		    u32 num, u32 stride);
+void srdma_ring_destroy(struct srdma_ring *ring);
+void srdma_ring_info(const struct srdma_ring *ring,
+		     struct srdma_ring_info *info);
+int srdma_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void srdma_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+
+/* srdma_cq.c */
+int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    SRDMA_CREATE_CQ_ARG *arg);
+int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int srdma_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int srdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+bool srdma_cq_post(struct srdma_cq *cq, const struct srdma_cqe *cqe,
+		   bool solicited);
+
+/* srdma_mr.c */
+struct ib_mr *srdma_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *srdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* srdma_qp.c */
+int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int srdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+
+#endif /* SRDMA_H */

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Completion queues.
+ *
+ * The kernel is the only producer of a CQ ring. A process consumes its CQ
+ * directly from the mapped ring and arms it through the ring's notify word
+ * (see include/uapi/rdma/softrdma-abi.h); an in-kernel consumer goes through
+ * srdma_poll_cq() and srdma_req_notify_cq().
+ */
+
+#include "srdma.h"
+
+/**
+ * srdma_create_cq() - Create a completion queue
+ * @ibcq: the core's CQ
+ * @attr: requested depth and flags
+ * @arg: the process's udata (6.1) or attribute bundle (6.11+), NULL for an
+ *	in-kernel CQ
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL for an unsupported request, -ENOMEM.
+ */
+int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    SRDMA_CREATE_CQ_ARG *arg)
+{
+	struct ib_udata *udata = srdma_cq_udata(arg);
+	struct srdma_dev *sdev = to_sdev(ibcq->device);
+	struct srdma_cq *cq = to_scq(ibcq);
+	struct srdma_create_cq_resp resp = {};
+	u32 num;
+	int err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > sdev->ibdev.attrs.max_cqe)
+		return -EINVAL;
+	num = srdma_ring_entries(attr->cqe);
+	if (!num)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->cq_cnt) > sdev->ibdev.attrs.max_cq) {
+		err = -ENOMEM;
+		goto err_dec;
+	}
+
+	spin_lock_init(&cq->lock);
+	err = srdma_ring_init(&cq->ring, udata, num, sizeof(struct srdma_cqe));
+	if (err)
+		goto err_dec;
+	ibcq->cqe = num;
+
+	if (udata) {
+		srdma_ring_info(&cq->ring, &resp.ring);
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_destroy_ring;
+	}
+	return 0;
+
+err_destroy_ring:
+	srdma_ring_destroy(&cq->ring);
+err_dec:
+	atomic_dec(&sdev->cq_cnt);
+	return err;
+}
+
+/**
+ * srdma_destroy_cq() - Destroy a completion queue
+ * @ibcq: the core's CQ; no QP uses it any more
+ * @udata: unused
+ *
+ * Context: process context.
+ * Return: 0.
+ */
+int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct srdma_cq *cq = to_scq(ibcq);
+
+	srdma_ring_destroy(&cq->ring);
+	atomic_dec(&to_sdev(ibcq->device)->cq_cnt);
+	return 0;
+}
+
+/* Context: cq->lock held. */
+static void srdma_cq_set_error(struct srdma_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	cq->error = true;
+	WRITE_ONCE(cq->ring.ctrl->kstate,
+		   READ_ONCE(cq->ring.ctrl->kstate) | SRDMA_RING_KSTATE_ERROR);
+}
+
+/* Returns true when this CQE satisfies the armed request (and disarms). */
+static bool srdma_cq_take_notify(struct srdma_cq *cq,
+				 const struct srdma_cqe *cqe, bool solicited)
+{
+	u32 *word = cq->ring.mmap ? &cq->ring.ctrl->notify : &cq->kernel_notify;
+	u32 n = READ_ONCE(*word);
+
+	if (n == SRDMA_CQ_NOTIFY_NEXT ||
+	    (n == SRDMA_CQ_NOTIFY_SOLICITED &&
+	     (solicited || cqe->status != IB_WC_SUCCESS)))
+		return cmpxchg(word, n, SRDMA_CQ_NOTIFY_NONE) == n;
+	return false;
+}
+
+/**
+ * srdma_cq_post() - Add a completion to a CQ
+ * @cq: the CQ
+ * @cqe: the completion
+ * @solicited: the completion is for a solicited message (IBTA 11.4.2.2)
+ *
+ * Calls the consumer's completion handler when the CQ was armed for this
+ * completion. A full CQ, or a consumer index that a process corrupted,
+ * moves the CQ to the error state and raises IB_EVENT_CQ_ERR.
+ *
+ * Context: any context, including softirq; takes cq->lock (irqsave).
+ * Return: true if the completion was queued.
+ */
+bool srdma_cq_post(struct srdma_cq *cq, const struct srdma_cqe *cqe,
+		   bool solicited)
+{
+	struct srdma_ring *ring = &cq->ring;
+	struct ib_event ev;
+	unsigned long flags;
+	bool notify = false, overflow = false, queued = false;
+	u32 cons;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->error)
+		goto out_unlock;
+	/* The consumer index may be written by a process: check it. */
+	cons = smp_load_acquire(&ring->ctrl->cons);	/* slots free to reuse */
+	if (!srdma_ring_index_ok(ring->own, cons, ring->num, true) ||
+	    srdma_ring_count(ring->own, cons) == ring->num) {
+		srdma_cq_set_error(cq);
+		overflow = true;
+		goto out_unlock;
+	}
+	memcpy(ring->buf + srdma_ring_slot(ring->own, ring->num) * ring->stride,
+	       cqe, sizeof(*cqe));
+	ring->own++;
+	smp_store_release(&ring->ctrl->prod, ring->own);	/* CQE before prod */
+	queued = true;
+	/*
+	 * Order the CQE's publication before the read of the notify word;
+	 * pairs with the consumer's full barrier between arming and its
+	 * final poll (see the ring comment in softrdma-abi.h).
+	 */
+	smp_mb();
+	notify = srdma_cq_take_notify(cq, cqe, solicited);
+out_unlock:
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (notify && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	if (overflow && cq->ibcq.event_handler) {
+		ev.device = cq->ibcq.device;
+		ev.element.cq = &cq->ibcq;
+		ev.event = IB_EVENT_CQ_ERR;
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	}
+	return queued;
+}
+
+static void srdma_cqe_to_wc(struct srdma_dev *sdev, const struct srdma_cqe *cqe,
+			    struct ib_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->wr_id;
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	wc->ex.imm_data = cqe->ex.imm_data;
+	wc->src_qp = cqe->src_qp;
+	wc->pkey_index = cqe->pkey_index;
+	wc->sl = cqe->sl;
+	wc->port_num = 1;
+	wc->network_hdr_type = cqe->network_hdr_type;
+	if (cqe->wc_flags & SRDMA_CQE_WITH_GRH)
+		wc->wc_flags |= IB_WC_GRH;
+	if (cqe->wc_flags & SRDMA_CQE_WITH_IMM)
+		wc->wc_flags |= IB_WC_WITH_IMM;
+	if (cqe->wc_flags & SRDMA_CQE_WITH_INV)
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+	/*
+	 * In-kernel consumers destroy a QP only after its completions are
+	 * drained, so the QP is still in the table here.
+	 */
+	wc->qp = xa_load(&sdev->qp_xa, cqe->qp_num);
+}
+
+/**
+ * srdma_poll_cq() - Poll an in-kernel CQ
+ * @ibcq: the core's CQ
+ * @num_entries: room in @wc
+ * @wc: filled with up to @num_entries completions
+ *
+ * A process polls its mapped ring itself; the poll command is refused for
+ * its CQs so that the kernel never consumes from a ring the process owns.
+ *
+ * Context: any context; takes cq->lock (irqsave).
+ * Return: number of completions, or -EOPNOTSUPP for a process's CQ.
+ */
+int srdma_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct srdma_cq *cq = to_scq(ibcq);
+	struct srdma_dev *sdev = to_sdev(ibcq->device);
+	struct srdma_ring *ring = &cq->ring;
+	unsigned long flags;
+	u32 cons;
+	int n = 0;
+
+	if (ring->mmap)
+		return -EOPNOTSUPP;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cons = ring->ctrl->cons;
+	while (n < num_entries && cons != ring->own) {
+		srdma_cqe_to_wc(sdev, ring->buf + srdma_ring_slot(cons, ring->num) *
+				ring->stride, &wc[n]);
+		cons++;
+		n++;
+	}
+	ring->ctrl->cons = cons;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+/**
+ * srdma_req_notify_cq() - Arm a CQ for the next (solicited) completion
+ * @ibcq: the core's CQ
+ * @flags: IB_CQ_SOLICITED or IB_CQ_NEXT_COMP, optionally with
+ *	IB_CQ_REPORT_MISSED_EVENTS
+ *
+ * Processes arm without a system call through the ring's notify word; this
+ * path serves in-kernel consumers and the uverbs command.
+ *
+ * Context: any context; takes cq->lock (irqsave).
+ * Return: 1 when IB_CQ_REPORT_MISSED_EVENTS is set and the CQ is not
+ * empty, else 0.
+ */
+int srdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct srdma_cq *cq = to_scq(ibcq);
+	struct srdma_ring *ring = &cq->ring;
+	u32 n = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+		SRDMA_CQ_NOTIFY_SOLICITED : SRDMA_CQ_NOTIFY_NEXT;
+	unsigned long irqflags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	if (ring->mmap) {
+		/* Never weaken a NEXT request into a SOLICITED one. */
+		if (READ_ONCE(ring->ctrl->notify) != SRDMA_CQ_NOTIFY_NEXT)
+			WRITE_ONCE(ring->ctrl->notify, n);
+	} else if (cq->kernel_notify != SRDMA_CQ_NOTIFY_NEXT) {
+		WRITE_ONCE(cq->kernel_notify, n);
+	}
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && !ring->mmap &&
+	    ring->ctrl->cons != ring->own)
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}

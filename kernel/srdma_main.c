@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * softrdma module: device creation through "rdma link add", the netdev
+ * notifier that ties each device's lifetime and port state to its netdev,
+ * and module load/unload.
+ *
+ * Device lifetime (see Documentation/design.rst):
+ *
+ *   rdma link add --> srdma_newlink() --> ib_register_device()
+ *                                         (now on srdma_devs)
+ *   rdma link delete --+
+ *   netdev unregister -+--> core unregisters the device
+ *   rmmod -------------+      --> srdma_dealloc_driver(): off srdma_devs,
+ *                                 netdev reference dropped
+ */
+
+#include <linux/module.h>
+#include <linux/platform_device.h>
+#include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+
+#include "srdma.h"
+
+MODULE_AUTHOR("The softrdma authors");
+MODULE_DESCRIPTION("softrdma: software RDMA over Converged Ethernet v2");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_ALIAS_RDMA_LINK(SRDMA_LINK_TYPE);
+
+/*
+ * srdma_devs holds every registered device. srdma_devs_lock (a spinlock, so
+ * that the netdev notifier can look devices up under RTNL without a lock
+ * order against the core's registration, which takes RTNL itself) guards the
+ * list. srdma_link_mutex serializes "rdma link add" so that two requests for
+ * one netdev cannot both pass the duplicate check.
+ */
+static LIST_HEAD(srdma_devs);
+static DEFINE_SPINLOCK(srdma_devs_lock);
+static DEFINE_MUTEX(srdma_link_mutex);
+static DECLARE_WAIT_QUEUE_HEAD(srdma_devs_wq);
+
+/*
+ * Parent of every softrdma ib_device. Its modalias ("platform:softrdma") is
+ * how the provider recognizes our devices, whatever their names.
+ */
+static struct platform_device *srdma_parent;
+
+static struct srdma_dev *srdma_find_by_ndev(struct net_device *ndev)
+{
+	struct srdma_dev *sdev;
+
+	lockdep_assert_held(&srdma_devs_lock);
+	list_for_each_entry(sdev, &srdma_devs, list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+static void srdma_dealloc_driver(struct ib_device *ibdev)
+{
+	struct srdma_dev *sdev = to_sdev(ibdev);
+	bool empty;
+
+	spin_lock(&srdma_devs_lock);
+	list_del(&sdev->list);
+	empty = list_empty(&srdma_devs);
+	spin_unlock(&srdma_devs_lock);
+	WARN_ON(!xa_empty(&sdev->qp_xa) || !xa_empty(&sdev->mr_xa));
+	xa_destroy(&sdev->qp_xa);
+	xa_destroy(&sdev->mr_xa);
+	dev_put(sdev->ndev);
+	if (empty)
+		wake_up(&srdma_devs_wq);
+}
+
+const struct ib_device_ops srdma_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SRDMA_UVERBS_ABI_VERSION,
+
+	.alloc_pd = srdma_alloc_pd,
+	.alloc_ucontext = srdma_alloc_ucontext,
+	.create_cq = srdma_create_cq,
+	.create_qp = srdma_create_qp,
+	.dealloc_driver = srdma_dealloc_driver,
+	.dealloc_pd = srdma_dealloc_pd,
+	.dealloc_ucontext = srdma_dealloc_ucontext,
+	.dereg_mr = srdma_dereg_mr,
+	.destroy_cq = srdma_destroy_cq,
+	.destroy_qp = srdma_destroy_qp,
+	.get_dev_fw_str = srdma_get_dev_fw_str,
+	.get_dma_mr = srdma_get_dma_mr,
+	.get_link_layer = srdma_get_link_layer,
+	.get_port_immutable = srdma_get_port_immutable,
+	.mmap = srdma_mmap,
+	.mmap_free = srdma_mmap_free,
+	.modify_qp = srdma_modify_qp,
+	.poll_cq = srdma_poll_cq,
+	.post_recv = srdma_post_recv,
+	.post_send = srdma_post_send,
+	.query_device = srdma_query_device,
+	.query_pkey = srdma_query_pkey,
+	.query_port = srdma_query_port,
+	.query_qp = srdma_query_qp,
+	.reg_user_mr = srdma_reg_user_mr,
+	.req_notify_cq = srdma_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, srdma_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, srdma_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, srdma_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, srdma_ucontext, ibuc),
+};
+
+static struct srdma_dev *srdma_dev_create(const char *name,
+					  struct net_device *ndev)
+{
+	struct srdma_dev *sdev;
+	int err;
+
+	sdev = ib_alloc_device(srdma_dev, ibdev);
+	if (!sdev)
+		return ERR_PTR(-ENOMEM);
+
+	dev_hold(ndev);
+	sdev->ndev = ndev;
+	INIT_LIST_HEAD(&sdev->list);
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	srdma_init_dev_attrs(sdev);
+	srdma_update_port(sdev);
+
+	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
+	sdev->ibdev.phys_port_cnt = 1;
+	sdev->ibdev.num_comp_vectors = num_possible_cpus();
+	sdev->ibdev.local_dma_lkey = 0;
+	sdev->ibdev.dev.parent = &srdma_parent->dev;
+	addrconf_addr_eui48((unsigned char *)&sdev->ibdev.node_guid,
+			    ndev->dev_addr);
+	strscpy(sdev->ibdev.node_desc, "softrdma",
+		sizeof(sdev->ibdev.node_desc));
+	ib_set_device_ops(&sdev->ibdev, &srdma_dev_ops);
+
+	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
+	if (err)
+		goto err_dealloc;
+
+	/* dma_device NULL: the core stores kernel virtual addresses. */
+	err = ib_register_device(&sdev->ibdev, name, NULL);
+	if (err)
+		goto err_dealloc;
+	return sdev;
+
+err_dealloc:
+	/* Before registration, dealloc_driver is not called: drop ndev here. */
+	xa_destroy(&sdev->qp_xa);
+	xa_destroy(&sdev->mr_xa);
+	dev_put(ndev);
+	ib_dealloc_device(&sdev->ibdev);
+	return ERR_PTR(err);
+}
+
+/*
+ * "rdma link add NAME type softrdma netdev NDEV". Runs in process context
+ * with the core's link_ops lock held for read; no RTNL.
+ */
+static int srdma_newlink(const char *name, struct net_device *ndev)
+{
+	struct srdma_dev *sdev;
+	bool dup;
+	int err = 0;
+
+	if (ndev->type != ARPHRD_ETHER && ndev->type != ARPHRD_LOOPBACK &&
+	    ndev->type != ARPHRD_NONE) {
+		pr_err("softrdma: %s is not an Ethernet-like device\n",
+		       ndev->name);
+		return -EINVAL;
+	}
+
+	mutex_lock(&srdma_link_mutex);
+	spin_lock(&srdma_devs_lock);
+	dup = srdma_find_by_ndev(ndev);
+	spin_unlock(&srdma_devs_lock);
+	if (dup) {
+		pr_err("softrdma: %s already has a softrdma device\n",
+		       ndev->name);
+		err = -EEXIST;
+		goto out_unlock;
+	}
+
+	sdev = srdma_dev_create(name, ndev);
+	if (IS_ERR(sdev)) {
+		err = PTR_ERR(sdev);
+		goto out_unlock;
+	}
+
+	/*
+	 * The netdev may have started to unregister while the device was
+	 * not on the list yet, so the notifier did not see it: unregister
+	 * it now, or the netdev would wait for our reference forever. Under
+	 * RTNL either the notifier has run (and reg_state says so) or it
+	 * will run and find the device on the list.
+	 */
+	rtnl_lock();
+	spin_lock(&srdma_devs_lock);
+	list_add_tail(&sdev->list, &srdma_devs);
+	spin_unlock(&srdma_devs_lock);
+	if (ndev->reg_state != NETREG_REGISTERED)
+		ib_unregister_device_queued(&sdev->ibdev);
+	rtnl_unlock();
+	ibdev_info(&sdev->ibdev, "added on %s\n", netdev_name(ndev));
+
+out_unlock:
+	mutex_unlock(&srdma_link_mutex);
+	return err;
+}
+
+static struct rdma_link_ops srdma_link_ops = {
+	.type = SRDMA_LINK_TYPE,
+	.newlink = srdma_newlink,
+};
+
+/* Context: RTNL held (netdev notifier chain). */
+static int srdma_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct srdma_dev *sdev;
+
+	spin_lock(&srdma_devs_lock);
+	sdev = srdma_find_by_ndev(ndev);
+	if (!sdev)
+		goto out;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		ib_unregister_device_queued(&sdev->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+		srdma_update_port(sdev);
+		break;
+	default:
+		break;
+	}
+out:
+	spin_unlock(&srdma_devs_lock);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block srdma_netdev_nb = {
+	.notifier_call = srdma_netdev_event,
+};
+
+/*
+ * Unregister every device and wait until the core has called
+ * srdma_dealloc_driver() for each, including those whose unregistration a
+ * netdev event queued earlier.
+ */
+static void srdma_unregister_all(void)
+{
+	struct srdma_dev *sdev;
+	bool found;
+
+	for (;;) {
+		found = false;
+		spin_lock(&srdma_devs_lock);
+		list_for_each_entry(sdev, &srdma_devs, list) {
+			if (ib_device_try_get(&sdev->ibdev)) {
+				found = true;
+				break;
+			}
+		}
+		spin_unlock(&srdma_devs_lock);
+		if (!found)
+			break;
+		ib_unregister_device_and_put(&sdev->ibdev);
+	}
+	wait_event(srdma_devs_wq, list_empty(&srdma_devs));
+}
+
+static int __init srdma_init(void)
+{
+	int err;
+
+	srdma_parent = platform_device_register_simple(SRDMA_DRV_NAME,
+						       PLATFORM_DEVID_NONE,
+						       NULL, 0);
+	if (IS_ERR(srdma_parent))
+		return PTR_ERR(srdma_parent);
+
+	err = register_netdevice_notifier(&srdma_netdev_nb);
+	if (err)
+		goto err_unregister_parent;
+
+	rdma_link_register(&srdma_link_ops);
+	pr_info("softrdma: loaded\n");
+	return 0;
+
+err_unregister_parent:
+	platform_device_unregister(srdma_parent);
+	return err;
+}
+
+static void __exit srdma_exit(void)
+{
+	rdma_link_unregister(&srdma_link_ops);
+	srdma_unregister_all();
+	unregister_netdevice_notifier(&srdma_netdev_nb);
+	platform_device_unregister(srdma_parent);
+	pr_info("softrdma: unloaded\n");
+}
+
+module_init(srdma_init);
+module_exit(srdma_exit);

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Ring index arithmetic shared by every queue of softrdma.
+ *
+ * The layout and the ownership of each index are described once, in the
+ * top comment of include/uapi/rdma/softrdma-abi.h. This file holds the pure
+ * arithmetic on free-running 32-bit indices; it does no memory access of
+ * its own, so that it can be tested on its own (srdma_kunit.c) and used on
+ * both user-mapped and kernel-only rings.
+ */
+#ifndef SRDMA_QUEUE_H
+#define SRDMA_QUEUE_H
+
+#include <linux/bits.h>
+#include <linux/types.h>
+#include <linux/log2.h>
+#include <rdma/softrdma-abi.h>
+
+/* Largest ring the driver creates, in entries. */
+#define SRDMA_RING_MAX_ENTRIES	BIT(16)
+
+/**
+ * srdma_ring_count() - Number of entries between two free-running indices
+ * @prod: producer index
+ * @cons: consumer index
+ *
+ * Return: prod - cons, correct across wraparound of the 32-bit counters.
+ */
+static inline u32 srdma_ring_count(u32 prod, u32 cons)
+{
+	return prod - cons;
+}
+
+/**
+ * srdma_ring_index_ok() - Check an index read from the other side
+ * @own: the index this side owns and trusts
+ * @other: the index the other side published (untrusted)
+ * @num: ring size in entries, a power of two
+ * @own_is_prod: true when this side is the producer
+ *
+ * A consistent pair never has more than @num entries between producer and
+ * consumer. Anything else is a corrupt or hostile index.
+ *
+ * Return: true when @other is consistent with @own.
+ */
+static inline bool srdma_ring_index_ok(u32 own, u32 other, u32 num,
+				       bool own_is_prod)
+{
+	u32 used = own_is_prod ? srdma_ring_count(own, other) :
+				 srdma_ring_count(other, own);
+
+	return used <= num;
+}
+
+/**
+ * srdma_ring_slot() - Slot of a free-running index
+ * @idx: free-running index
+ * @num: ring size in entries, a power of two
+ *
+ * Return: slot number in [0, num).
+ */
+static inline u32 srdma_ring_slot(u32 idx, u32 num)
+{
+	return idx & (num - 1);
+}
+
+/**
+ * srdma_ring_entries() - Ring size for a requested depth
+ * @depth: number of entries the user asked for (at least 1)
+ *
+ * Return: the smallest power of two >= @depth, or 0 when @depth is 0 or
+ * larger than SRDMA_RING_MAX_ENTRIES.
+ */
+static inline u32 srdma_ring_entries(u32 depth)
+{
+	if (!depth || depth > SRDMA_RING_MAX_ENTRIES)
+		return 0;
+	return roundup_pow_of_two(depth);
+}
+
+/**
+ * srdma_ring_stride() - Entry stride for a given entry size
+ * @size: bytes an entry needs
+ *
+ * Return: the smallest power of two >= max(@size, SRDMA_RING_MIN_STRIDE).
+ */
+static inline u32 srdma_ring_stride(u32 size)
+{
+	if (size < SRDMA_RING_MIN_STRIDE)
+		size = SRDMA_RING_MIN_STRIDE;
+	return roundup_pow_of_two(size);
+}
+
+/**
+ * srdma_ring_bytes() - Bytes of memory a ring occupies
+ * @num: entries, a power of two
+ * @stride: bytes per entry, a power of two
+ *
+ * Return: control area plus entries, not rounded to pages.
+ */
+static inline size_t srdma_ring_bytes(u32 num, u32 stride)
+{
+	return SRDMA_RING_CTRL_SIZE + (size_t)num * stride;
+}
+
+#endif /* SRDMA_QUEUE_H */

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Device, port, context and protection domain verbs.
+ *
+ * What query_device and query_port report is what the driver implements:
+ * a capability flag appears here only together with the code behind it.
+ */
+
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_mad.h>
+
+#include "srdma.h"
+
+/**
+ * srdma_init_dev_attrs() - Fill the device attributes once, at creation
+ * @sdev: the device being created
+ *
+ * Context: process context, before registration.
+ */
+void srdma_init_dev_attrs(struct srdma_dev *sdev)
+{
+	struct ib_device_attr *a = &sdev->ibdev.attrs;
+
+	memset(a, 0, sizeof(*a));
+	a->fw_ver = 0;
+	a->sys_image_guid = sdev->ibdev.node_guid;
+	a->max_mr_size = SRDMA_MAX_MR_SIZE;
+	a->page_size_cap = PAGE_SIZE;
+	a->vendor_id = SRDMA_VENDOR_ID;
+	a->vendor_part_id = 0;
+	a->hw_ver = SRDMA_HW_REV;
+	a->max_qp = SRDMA_MAX_QP;
+	a->max_qp_wr = SRDMA_MAX_QP_WR;
+	a->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
+			      IB_DEVICE_PORT_ACTIVE_EVENT;
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	a->max_send_sge = SRDMA_MAX_SEND_SGE;
+	a->max_recv_sge = SRDMA_MAX_RECV_SGE;
+	a->max_sge_rd = SRDMA_MAX_SEND_SGE;
+	a->max_cq = SRDMA_MAX_CQ;
+	a->max_cqe = SRDMA_MAX_CQE;
+	a->max_mr = SRDMA_MAX_MR;
+	a->max_pd = SRDMA_MAX_PD;
+	a->max_qp_rd_atom = SRDMA_MAX_RD_ATOMIC;
+	a->max_qp_init_rd_atom = SRDMA_MAX_RD_ATOMIC;
+	a->max_res_rd_atom = SRDMA_MAX_RD_ATOMIC * SRDMA_MAX_QP;
+	a->atomic_cap = IB_ATOMIC_NONE;
+	a->masked_atomic_cap = IB_ATOMIC_NONE;
+	a->max_pkeys = SRDMA_MAX_PKEYS;
+}
+
+/**
+ * srdma_update_port() - Recompute port state and MTU from the netdev
+ * @sdev: the device
+ *
+ * Dispatches IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR when the state
+ * changes.
+ *
+ * Context: RTNL held, or before registration. May be atomic.
+ */
+void srdma_update_port(struct srdma_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+	enum ib_port_state state;
+	enum ib_mtu mtu;
+	struct ib_event ev = {};
+
+	mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+	WRITE_ONCE(sdev->mtu, mtu ? mtu : IB_MTU_256);
+
+	state = netif_running(ndev) && netif_carrier_ok(ndev) ?
+		IB_PORT_ACTIVE : IB_PORT_DOWN;
+	if (state == sdev->port_state)
+		return;
+	WRITE_ONCE(sdev->port_state, state);
+
+	/* Before registration the port has no listeners yet. */
+	if (!ib_device_try_get(&sdev->ibdev))
+		return;
+	ev.device = &sdev->ibdev;
+	ev.element.port_num = 1;
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+	ib_device_put(&sdev->ibdev);
+}
+
+/**
+ * srdma_query_device() - ibv_query_device
+ * @ibdev: the device
+ * @attr: filled with the device attributes
+ * @udata: extended query input; must be empty
+ *
+ * Context: process context.
+ * Return: 0 or -EINVAL on non-empty input.
+ */
+int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		       struct ib_udata *udata)
+{
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	*attr = ibdev->attrs;
+	return 0;
+}
+
+/**
+ * srdma_query_port() - ibv_query_port
+ * @ibdev: the device
+ * @port: port number, always 1
+ * @attr: filled with the port attributes (zeroed by the core)
+ *
+ * Context: process context.
+ * Return: 0.
+ */
+int srdma_query_port(struct ib_device *ibdev, u32 port,
+		     struct ib_port_attr *attr)
+{
+	struct srdma_dev *sdev = to_sdev(ibdev);
+	enum ib_port_state state = READ_ONCE(sdev->port_state);
+	u16 speed;
+	u8 width;
+	int err;
+
+	attr->state = state;
+	attr->phys_state = state == IB_PORT_ACTIVE ? IB_PORT_PHYS_STATE_LINK_UP :
+						     IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = READ_ONCE(sdev->mtu);
+	attr->gid_tbl_len = SRDMA_GID_TBL_LEN;
+	attr->port_cap_flags = 0;
+	attr->max_msg_sz = 1U << 31;
+	attr->bad_pkey_cntr = 0;
+	attr->qkey_viol_cntr = 0;
+	attr->pkey_tbl_len = SRDMA_MAX_PKEYS;
+	attr->lid = 0;
+	attr->sm_lid = 0;
+	attr->lmc = 0;
+	attr->max_vl_num = 1;
+	attr->sm_sl = 0;
+	attr->subnet_timeout = 0;
+	attr->init_type_reply = 0;
+
+	err = ib_get_eth_speed(ibdev, port, &speed, &width);
+	if (err) {
+		speed = IB_SPEED_SDR;
+		width = IB_WIDTH_1X;
+	}
+	attr->active_speed = speed;
+	attr->active_width = width;
+	return 0;
+}
+
+/**
+ * srdma_get_port_immutable() - Port properties fixed for the device's life
+ * @ibdev: the device
+ * @port: port number
+ * @immutable: filled in
+ *
+ * Context: process context, during registration.
+ * Return: 0.
+ */
+int srdma_get_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *immutable)
+{
+	immutable->pkey_tbl_len = SRDMA_MAX_PKEYS;
+	immutable->gid_tbl_len = SRDMA_GID_TBL_LEN;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+/**
+ * srdma_get_link_layer() - Link layer of a port
+ * @ibdev: the device
+ * @port: port number
+ *
+ * Return: IB_LINK_LAYER_ETHERNET.
+ */
+enum rdma_link_layer srdma_get_link_layer(struct ib_device *ibdev, u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+/**
+ * srdma_query_pkey() - P_Key table lookup
+ * @ibdev: the device
+ * @port: port number
+ * @index: table index, only 0 exists
+ * @pkey: filled with the default P_Key
+ *
+ * Return: 0 or -EINVAL for an index past the table.
+ */
+int srdma_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
+{
+	if (index >= SRDMA_MAX_PKEYS)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+/**
+ * srdma_get_dev_fw_str() - Firmware version string (the driver's ABI)
+ * @ibdev: the device
+ * @str: IB_FW_VERSION_NAME_MAX bytes
+ */
+void srdma_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%d.0.0",
+		 SRDMA_UVERBS_ABI_VERSION);
+}
+
+/**
+ * srdma_alloc_ucontext() - Open a device context for a process
+ * @ibuc: the core's context
+ * @udata: carries struct srdma_alloc_ucontext_resp back
+ *
+ * Context: process context.
+ * Return: 0 or -EFAULT.
+ */
+int srdma_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	struct srdma_alloc_ucontext_resp resp = {
+		.max_inline_data = SRDMA_MAX_INLINE,
+		.max_send_sge = SRDMA_MAX_SEND_SGE,
+		.max_recv_sge = SRDMA_MAX_RECV_SGE,
+		.cqe_size = sizeof(struct srdma_cqe),
+	};
+
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+/**
+ * srdma_dealloc_ucontext() - Close a process's context
+ * @ibuc: the core's context; the core has destroyed its objects
+ */
+void srdma_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/**
+ * srdma_alloc_pd() - Allocate a protection domain
+ * @ibpd: the core's PD
+ * @udata: user data, unused
+ *
+ * Context: process context.
+ * Return: 0 or -ENOMEM past the device's PD limit.
+ */
+int srdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct srdma_dev *sdev = to_sdev(ibpd->device);
+
+	if (atomic_inc_return(&sdev->pd_cnt) > sdev->ibdev.attrs.max_pd) {
+		atomic_dec(&sdev->pd_cnt);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * srdma_dealloc_pd() - Free a protection domain
+ * @ibpd: the core's PD, with no object left in it
+ * @udata: user data, unused
+ *
+ * Return: 0.
+ */
+int srdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	atomic_dec(&to_sdev(ibpd->device)->pd_cnt);
+	return 0;
+}
