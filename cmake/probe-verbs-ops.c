@@ -5,7 +5,7 @@
  *
  * Why: rdma-core releases 34 to 56 all export IBVERBS_PRIVATE_34, yet
  * verbs_context_ops gained members inside that range (73 slots in 34, 76 in
- * 36..44).  verbs_set_ops() copies each non-NULL slot by position, so a
+ * 44.0).  verbs_set_ops() copies each non-NULL slot by position, so a
  * provider built with another release's layout links and loads fine and
  * then calls the wrong functions.  Only the library itself can tell.
  *

@@ -98,11 +98,11 @@ static bool srdma_cq_take_notify(struct srdma_cq *cq,
 	u32 *word = cq->ring.mmap ? &cq->ring.ctrl->notify : &cq->kernel_notify;
 	u32 n = READ_ONCE(*word);
 
-	if (n == SRDMA_CQ_NOTIFY_NEXT ||
-	    (n == SRDMA_CQ_NOTIFY_SOLICITED &&
-	     (solicited || cqe->status != IB_WC_SUCCESS)))
-		return cmpxchg(word, n, SRDMA_CQ_NOTIFY_NONE) == n;
-	return false;
+	if (!srdma_cq_notify_wanted(n, solicited,
+				    cqe->status != IB_WC_SUCCESS))
+		return false;
+	/* A process may rewrite the word concurrently: claim it once. */
+	return cmpxchg(word, n, SRDMA_CQ_NOTIFY_NONE) == n;
 }
 
 /**

@@ -39,18 +39,6 @@ static const char *srdma_qp_state_name(enum ib_qp_state state)
 			      _qp->ibqp.qp_num, __func__, ##__VA_ARGS__);	\
 } while (0)
 
-/* Bytes of a send WQE with room for @sge SGEs or @inl inline bytes. */
-static u32 srdma_send_wqe_size(u32 sge, u32 inl)
-{
-	return sizeof(struct srdma_send_wqe) +
-	       max_t(u32, sge * sizeof(struct srdma_sge), inl);
-}
-
-static u32 srdma_recv_wqe_size(u32 sge)
-{
-	return sizeof(struct srdma_recv_wqe) + sge * sizeof(struct srdma_sge);
-}
-
 static int srdma_qp_check_init(struct srdma_dev *sdev,
 			       const struct ib_qp_init_attr *init)
 {
@@ -85,27 +73,23 @@ static int srdma_qp_check_init(struct srdma_dev *sdev,
 static int srdma_wq_init(struct srdma_wq *wq, struct ib_udata *udata,
 			 u32 *wr, u32 *sge, u32 *inl, bool send)
 {
-	u32 num, stride, room;
+	struct srdma_wq_geom g;
 	int err;
 
 	spin_lock_init(&wq->lock);
-	num = srdma_ring_entries(max_t(u32, *wr, 1));
-	stride = send ? srdma_send_wqe_size(*sge, *inl) :
-			srdma_recv_wqe_size(*sge);
-	stride = srdma_ring_stride(stride);
-	err = srdma_ring_init(&wq->ring, udata, num, stride);
+	if (!srdma_wq_geometry(*wr, *sge, inl ? *inl : 0, send,
+			       send ? SRDMA_MAX_SEND_SGE : SRDMA_MAX_RECV_SGE,
+			       SRDMA_MAX_INLINE, &g))
+		return -EINVAL;
+	err = srdma_ring_init(&wq->ring, udata, g.num, g.stride);
 	if (err)
 		return err;
-
-	room = stride - (send ? sizeof(struct srdma_send_wqe) :
-				sizeof(struct srdma_recv_wqe));
-	wq->max_sge = min_t(u32, room / sizeof(struct srdma_sge),
-			    send ? SRDMA_MAX_SEND_SGE : SRDMA_MAX_RECV_SGE);
-	wq->max_inline = send ? min_t(u32, room, SRDMA_MAX_INLINE) : 0;
-	*wr = num;
-	*sge = wq->max_sge;
+	wq->max_sge = g.max_sge;
+	wq->max_inline = g.max_inline;
+	*wr = g.num;
+	*sge = g.max_sge;
 	if (inl)
-		*inl = wq->max_inline;
+		*inl = g.max_inline;
 	return 0;
 }
 

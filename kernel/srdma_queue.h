@@ -103,4 +103,73 @@ static inline size_t srdma_ring_bytes(u32 num, u32 stride)
 	return SRDMA_RING_CTRL_SIZE + (size_t)num * stride;
 }
 
+/**
+ * srdma_cq_notify_wanted() - Does a CQE satisfy an armed CQ?
+ * @notify: the armed request, enum srdma_cq_notify
+ * @solicited: the CQE completes a solicited message
+ * @error: the CQE has an error status
+ *
+ * IBTA 11.4.2.2: a CQ armed for solicited completions is also triggered by
+ * a completion in error.
+ *
+ * Return: true when the completion event must be generated.
+ */
+static inline bool srdma_cq_notify_wanted(u32 notify, bool solicited,
+					  bool error)
+{
+	return notify == SRDMA_CQ_NOTIFY_NEXT ||
+	       (notify == SRDMA_CQ_NOTIFY_SOLICITED && (solicited || error));
+}
+
+/**
+ * struct srdma_wq_geom - size of a work queue ring and what it grants
+ * @num: entries (power of two), at least the requested depth
+ * @stride: bytes per entry (power of two)
+ * @max_sge: SGEs that fit in an entry, capped at the device limit
+ * @max_inline: inline bytes that fit in an entry (send queues), capped
+ */
+struct srdma_wq_geom {
+	u32 num;
+	u32 stride;
+	u32 max_sge;
+	u32 max_inline;
+};
+
+/**
+ * srdma_wq_geometry() - Lay out a work queue ring
+ * @depth: requested work requests (0 is treated as 1)
+ * @sge: requested SGEs per request
+ * @inl: requested inline bytes per request (send queues)
+ * @send: a send queue (struct srdma_send_wqe) or a receive queue
+ * @sge_cap: device limit on SGEs
+ * @inl_cap: device limit on inline bytes
+ * @g: filled with the layout
+ *
+ * Return: true, or false when @depth exceeds SRDMA_RING_MAX_ENTRIES.
+ */
+static inline bool srdma_wq_geometry(u32 depth, u32 sge, u32 inl, bool send,
+				     u32 sge_cap, u32 inl_cap,
+				     struct srdma_wq_geom *g)
+{
+	u32 hdr = send ? sizeof(struct srdma_send_wqe) :
+			 sizeof(struct srdma_recv_wqe);
+	u32 body = sge * sizeof(struct srdma_sge);
+	u32 room;
+
+	if (send && inl > body)
+		body = inl;
+	g->num = srdma_ring_entries(depth ? depth : 1);
+	if (!g->num)
+		return false;
+	g->stride = srdma_ring_stride(hdr + body);
+	room = g->stride - hdr;
+	g->max_sge = room / sizeof(struct srdma_sge);
+	if (g->max_sge > sge_cap)
+		g->max_sge = sge_cap;
+	g->max_inline = send ? room : 0;
+	if (g->max_inline > inl_cap)
+		g->max_inline = inl_cap;
+	return true;
+}
+
 #endif /* SRDMA_QUEUE_H */

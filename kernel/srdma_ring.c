@@ -18,6 +18,20 @@
 
 #include "srdma.h"
 
+/* The ABI's sizes: a change here is an ABI change (softrdma-abi.h). */
+static_assert(sizeof(struct srdma_ring_ctrl) == SRDMA_RING_CTRL_SIZE);
+static_assert(offsetof(struct srdma_ring_ctrl, cons) == 64);
+static_assert(offsetof(struct srdma_ring_ctrl, notify) == 128);
+static_assert(offsetof(struct srdma_ring_ctrl, kstate) == 192);
+static_assert(sizeof(struct srdma_sge) == 16);
+static_assert(sizeof(struct srdma_send_wqe) == 64);
+static_assert(sizeof(struct srdma_recv_wqe) == 16);
+static_assert(sizeof(struct srdma_cqe) == 64);
+static_assert(sizeof(struct srdma_ring_info) == 24);
+static_assert(sizeof(struct srdma_alloc_ucontext_resp) % 8 == 0);
+static_assert(sizeof(struct srdma_create_cq_resp) % 8 == 0);
+static_assert(sizeof(struct srdma_create_qp_resp) % 8 == 0);
+
 /**
  * srdma_ring_init() - Allocate a ring and, for a process, its mmap entry
  * @ring: the ring to set up (zeroed by the caller)

@@ -103,7 +103,7 @@ SRDMA_OPS_SLOT(unimport_mr, 74);
 SRDMA_OPS_SLOT(unimport_pd, 75);
 
 static_assert(sizeof(struct verbs_context_ops) ==
-		      SOFTRDMA_COMPAT_VERBS_OPS_SLOTS * SRDMA_PTR,
+		      SRDMA_COMPAT_VERBS_OPS_SLOTS * SRDMA_PTR,
 	      "verbs_context_ops must be exactly 76 pointers");
 
 /*

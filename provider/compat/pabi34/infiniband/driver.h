@@ -267,7 +267,7 @@ verbs_get_device(const struct ibv_device *dev)
 
 /*
  * Every context operation a provider may implement, in the alphabetical
- * order of rdma-core 36..44 (76 slots).  verbs_set_ops() copies the non-NULL
+ * order of rdma-core 44.0 (76 slots).  verbs_set_ops() copies the non-NULL
  * ones by position, so the order is ABI.  Unset ones keep libibverbs'
  * EOPNOTSUPP stubs.
  */
@@ -404,8 +404,8 @@ struct verbs_context_ops {
 	void (*unimport_pd)(struct ibv_pd *pd);
 };
 
-/* Slot count of struct verbs_context_ops in this layout. */
-#define SOFTRDMA_COMPAT_VERBS_OPS_SLOTS 76
+/* Slot count of struct verbs_context_ops in this layout (compat only). */
+#define SRDMA_COMPAT_VERBS_OPS_SLOTS 76
 
 /* ---- Registration ---- */
 

@@ -21,14 +21,14 @@
  * and DECLARE_DRV_CMD() appends a provider's own udata after that, in both
  * directions:
  *
- *   DECLARE_DRV_CMD(srdma_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+ *   DECLARE_DRV_CMD(srdma_cmd_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
  *                   srdma_create_cq_req, srdma_create_cq_resp);
  *
- *   struct srdma_create_cq {                 passed as &cmd.ibv_cmd
+ *   struct srdma_cmd_create_cq {             passed as &cmd.ibv_cmd
  *           struct ibv_create_cq ibv_cmd;
  *           union { <req fields>; struct srdma_create_cq_req drv_payload; };
  *   };
- *   struct srdma_create_cq_resp {            passed as &resp.ibv_resp
+ *   struct srdma_cmd_create_cq_resp {        passed as &resp.ibv_resp
  *           struct ib_uverbs_create_cq_resp ibv_resp;
  *           union { <resp fields>; struct srdma_create_cq_resp drv_payload; };
  *   };

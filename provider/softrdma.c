@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libsoftrdma glue: device matching, context setup and the ops table.
+ *
+ * Devices are recognized by the modalias of their parent device
+ * ("platform:softrdma"), which the kernel driver sets for every device it
+ * creates, so the user may name devices freely.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "softrdma.h"
+
+DECLARE_DRV_CMD(srdma_get_context, IB_USER_VERBS_CMD_GET_CONTEXT,
+		empty, srdma_alloc_ucontext_resp);
+
+static const struct verbs_match_ent srdma_match_table[] = {
+	VERBS_MODALIAS_MATCH("platform:softrdma", NULL),
+	{},
+};
+
+static void srdma_free_context(struct ibv_context *ibctx)
+{
+	struct srdma_context *ctx = to_sctx(ibctx);
+
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+/* Alphabetical, as the ops structure itself. */
+static const struct verbs_context_ops srdma_ctx_ops = {
+	.alloc_pd = srdma_alloc_pd,
+	.create_cq = srdma_create_cq,
+	.create_qp = srdma_create_qp,
+	.dealloc_pd = srdma_dealloc_pd,
+	.dereg_mr = srdma_dereg_mr,
+	.destroy_cq = srdma_destroy_cq,
+	.destroy_qp = srdma_destroy_qp,
+	.free_context = srdma_free_context,
+	.modify_qp = srdma_modify_qp,
+	.poll_cq = srdma_poll_cq,
+	.query_device_ex = srdma_query_device_ex,
+	.query_port = srdma_query_port,
+	.query_qp = srdma_query_qp,
+	.reg_mr = srdma_reg_mr,
+	.req_notify_cq = srdma_req_notify_cq,
+};
+
+static struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,
+						 int cmd_fd,
+						 void *private_data)
+{
+	struct srdma_get_context cmd = {};
+	struct srdma_get_context_resp resp = {};
+	struct srdma_context *ctx;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, vctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	if (ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp)))
+		goto err_free;
+	if (resp.cqe_size != sizeof(struct srdma_cqe)) {
+		verbs_err(&ctx->vctx, "softrdma: kernel CQE size %u, expected %zu\n",
+			  resp.cqe_size, sizeof(struct srdma_cqe));
+		errno = EPROTO;
+		goto err_free;
+	}
+	ctx->max_inline_data = resp.max_inline_data;
+	ctx->max_send_sge = resp.max_send_sge;
+	ctx->max_recv_sge = resp.max_recv_sge;
+	verbs_set_ops(&ctx->vctx, &srdma_ctx_ops);
+	return &ctx->vctx;
+
+err_free:
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+	return NULL;
+}
+
+static struct verbs_device *srdma_alloc_device(struct verbs_sysfs_dev *sysfs)
+{
+	struct srdma_device *dev;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+	return &dev->vdev;
+}
+
+static void srdma_uninit_device(struct verbs_device *vdev)
+{
+	free(container_of(vdev, struct srdma_device, vdev));
+}
+
+static const struct verbs_device_ops srdma_dev_ops = {
+	.name = "softrdma",
+	.match_min_abi_version = SRDMA_UVERBS_ABI_VERSION,
+	.match_max_abi_version = SRDMA_UVERBS_ABI_VERSION,
+	.match_table = srdma_match_table,
+	.alloc_device = srdma_alloc_device,
+	.uninit_device = srdma_uninit_device,
+	.alloc_context = srdma_alloc_context,
+};
+
+PROVIDER_DRIVER(softrdma, srdma_dev_ops);

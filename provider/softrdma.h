@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libsoftrdma: the rdma-core provider of softrdma devices.
+ */
+#ifndef SRDMA_PROVIDER_H
+#define SRDMA_PROVIDER_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include <infiniband/driver.h>
+#include <kernel-abi/softrdma-abi.h>
+#include <rdma/softrdma-abi.h>
+
+#include "ring.h"
+
+struct srdma_device {
+	struct verbs_device vdev;
+};
+
+struct srdma_context {
+	struct verbs_context vctx;
+	uint32_t max_inline_data;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+};
+
+/* A ring mapped from the kernel. */
+struct srdma_map {
+	struct srdma_uring ring;
+	void *addr;
+	size_t length;
+};
+
+struct srdma_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;	/* consumers of the ring */
+	struct srdma_map map;
+};
+
+struct srdma_wq {
+	pthread_spinlock_t lock;	/* producers of the ring */
+	struct srdma_map map;
+	uint32_t max_sge;
+};
+
+struct srdma_qp {
+	struct verbs_qp vqp;
+	struct srdma_wq sq;
+	struct srdma_wq rq;
+	uint32_t max_inline;
+};
+
+#define to_srdma(type, ptr, member) container_of(ptr, struct srdma_##type, member)
+
+static inline struct srdma_context *to_sctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct srdma_context, vctx.context);
+}
+
+static inline struct srdma_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct srdma_cq, vcq.cq);
+}
+
+static inline struct srdma_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct srdma_qp, vqp.qp);
+}
+
+/* verbs.c: control path */
+int srdma_query_device_ex(struct ibv_context *ctx,
+			  const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *attr, size_t attr_size);
+int srdma_query_port(struct ibv_context *ctx, uint8_t port,
+		     struct ibv_port_attr *attr);
+struct ibv_pd *srdma_alloc_pd(struct ibv_context *ctx);
+int srdma_dealloc_pd(struct ibv_pd *pd);
+struct ibv_mr *srdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			    uint64_t hca_va, int access);
+int srdma_dereg_mr(struct verbs_mr *vmr);
+struct ibv_cq *srdma_create_cq(struct ibv_context *ctx, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector);
+int srdma_destroy_cq(struct ibv_cq *cq);
+struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *attr);
+int srdma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		    int attr_mask);
+int srdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		   struct ibv_qp_init_attr *init_attr);
+int srdma_destroy_qp(struct ibv_qp *qp);
+
+/* cq.c: completion fast path */
+int srdma_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int srdma_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* Map and unmap a ring described by a create response. */
+int srdma_map_ring(struct ibv_context *ctx, struct srdma_map *map,
+		   const struct srdma_ring_info *info);
+void srdma_unmap_ring(struct srdma_map *map);
+
+#endif /* SRDMA_PROVIDER_H */
