@@ -41,6 +41,8 @@
 /**
  * struct srdma_dev - one softrdma device, bound to one netdev
  * @ibdev: the core's device, first so that ib_alloc_device works
+ * @attr: device attributes, set at creation and read-only after; the core
+ *	clears ibdev.attrs before it asks for them, so they live here
  * @ndev: the netdev, held (dev_hold) from creation until dealloc_driver
  * @list: entry in the module's device list, guarded by srdma_devs_lock
  * @port_state: last port state reported, written under RTNL
@@ -57,6 +59,7 @@
  */
 struct srdma_dev {
 	struct ib_device ibdev;
+	struct ib_device_attr attr;
 	struct net_device *ndev;
 	struct list_head list;
 	enum ib_port_state port_state;

@@ -32,14 +32,14 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
-	if (attr->cqe < 1 || attr->cqe > sdev->ibdev.attrs.max_cqe)
+	if (attr->cqe < 1 || attr->cqe > sdev->attr.max_cqe)
 		return -EINVAL;
 	num = srdma_ring_entries(attr->cqe);
 	if (!num)
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->cq_cnt) > sdev->ibdev.attrs.max_cq) {
+	if (atomic_inc_return(&sdev->cq_cnt) > sdev->attr.max_cq) {
 		err = -ENOMEM;
 		goto err_dec;
 	}

@@ -126,6 +126,8 @@ static struct srdma_dev *srdma_dev_create(const char *name,
 	INIT_LIST_HEAD(&sdev->list);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	addrconf_addr_eui48((unsigned char *)&sdev->ibdev.node_guid,
+			    ndev->dev_addr);
 	srdma_init_dev_attrs(sdev);
 	srdma_update_port(sdev);
 
@@ -134,8 +136,6 @@ static struct srdma_dev *srdma_dev_create(const char *name,
 	sdev->ibdev.num_comp_vectors = num_possible_cpus();
 	sdev->ibdev.local_dma_lkey = 0;
 	sdev->ibdev.dev.parent = &srdma_parent->dev;
-	addrconf_addr_eui48((unsigned char *)&sdev->ibdev.node_guid,
-			    ndev->dev_addr);
 	strscpy(sdev->ibdev.node_desc, "softrdma",
 		sizeof(sdev->ibdev.node_desc));
 	ib_set_device_ops(&sdev->ibdev, &srdma_dev_ops);

@@ -20,7 +20,7 @@ static int srdma_mr_alloc_key(struct srdma_dev *sdev, struct srdma_mr *mr)
 	u32 index;
 	int err;
 
-	if (atomic_inc_return(&sdev->mr_cnt) > sdev->ibdev.attrs.max_mr) {
+	if (atomic_inc_return(&sdev->mr_cnt) > sdev->attr.max_mr) {
 		err = -ENOMEM;
 		goto err_dec;
 	}
@@ -94,7 +94,7 @@ struct ib_mr *srdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	if (access & IB_ACCESS_ON_DEMAND)
 		return ERR_PTR(-EOPNOTSUPP);
-	if (!length || length > sdev->ibdev.attrs.max_mr_size)
+	if (!length || length > sdev->attr.max_mr_size)
 		return ERR_PTR(-EINVAL);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);

@@ -57,8 +57,8 @@ static int srdma_qp_check_init(struct srdma_dev *sdev,
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
-	if (cap->max_send_wr > sdev->ibdev.attrs.max_qp_wr ||
-	    cap->max_recv_wr > sdev->ibdev.attrs.max_qp_wr ||
+	if (cap->max_send_wr > sdev->attr.max_qp_wr ||
+	    cap->max_recv_wr > sdev->attr.max_qp_wr ||
 	    cap->max_send_sge > SRDMA_MAX_SEND_SGE ||
 	    cap->max_recv_sge > SRDMA_MAX_RECV_SGE ||
 	    cap->max_inline_data > SRDMA_MAX_INLINE)
@@ -148,7 +148,7 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = srdma_qp_check_init(sdev, init);
 	if (err)
 		return err;
-	if (atomic_inc_return(&sdev->qp_cnt) > sdev->ibdev.attrs.max_qp) {
+	if (atomic_inc_return(&sdev->qp_cnt) > sdev->attr.max_qp) {
 		err = -ENOMEM;
 		goto err_dec;
 	}
@@ -309,10 +309,10 @@ static int srdma_qp_check_attr(struct srdma_qp *qp,
 	     attr->path_mtu > READ_ONCE(sdev->mtu)))
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
-	    attr->max_rd_atomic > sdev->ibdev.attrs.max_qp_init_rd_atom)
+	    attr->max_rd_atomic > sdev->attr.max_qp_init_rd_atom)
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
-	    attr->max_dest_rd_atomic > sdev->ibdev.attrs.max_qp_rd_atom)
+	    attr->max_dest_rd_atomic > sdev->attr.max_qp_rd_atom)
 		return -EINVAL;
 	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
 		return -EINVAL;

@@ -20,7 +20,7 @@
  */
 void srdma_init_dev_attrs(struct srdma_dev *sdev)
 {
-	struct ib_device_attr *a = &sdev->ibdev.attrs;
+	struct ib_device_attr *a = &sdev->attr;
 
 	memset(a, 0, sizeof(*a));
 	a->fw_ver = 0;
@@ -101,7 +101,7 @@ int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
-	*attr = ibdev->attrs;
+	*attr = to_sdev(ibdev)->attr;
 	return 0;
 }
 
@@ -253,7 +253,7 @@ int srdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct srdma_dev *sdev = to_sdev(ibpd->device);
 
-	if (atomic_inc_return(&sdev->pd_cnt) > sdev->ibdev.attrs.max_pd) {
+	if (atomic_inc_return(&sdev->pd_cnt) > sdev->attr.max_pd) {
 		atomic_dec(&sdev->pd_cnt);
 		return -ENOMEM;
 	}

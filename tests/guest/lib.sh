@@ -68,7 +68,7 @@ wait_for() {
 kernel_clean_since() {
 	local mark=$1 bad
 	bad=$(dmesg | tail -n +"$((mark + 1))" |
-		grep -E 'WARNING:|BUG:|Oops|Call Trace|KASAN|possible .*deadlock|circular locking|refcount_t|list_(add|del) corruption|unregister_netdevice: waiting' || true)
+		grep -E "Couldn't|WARNING:|BUG:|Oops|Call Trace|KASAN|possible .*deadlock|circular locking|refcount_t|list_(add|del) corruption|unregister_netdevice: waiting" || true)
 	if [ -n "$bad" ]; then
 		printf '%s\n' "$bad" | head -n 40
 		return 1

@@ -453,12 +453,22 @@ TEST_F(VerbsTest, QpIllegalTransitionsRejected) {
   EXPECT_EQ(q.qp_state, IBV_QPS_RESET);
 }
 
-TEST_F(VerbsTest, AnyStateToError) {
+TEST_F(VerbsTest, InitToError) {
   Cq cq = MakeCq(16);
   ASSERT_TRUE(cq);
   Qp qp = MakeQp(IBV_QPT_UD, cq.get());
   ASSERT_TRUE(qp);
   ibv_qp_attr a = {};
+  // IBTA 10.3.1: every state but RESET may move to ERR.
+  a.qp_state = IBV_QPS_ERR;
+  EXPECT_NE(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE), 0);
+  a.qp_state = IBV_QPS_INIT;
+  a.port_num = 1;
+  a.qkey = 0x11111111;
+  ASSERT_EQ(ibv_modify_qp(qp.get(), &a,
+                          IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                              IBV_QP_QKEY),
+            0);
   a.qp_state = IBV_QPS_ERR;
   EXPECT_EQ(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE), 0);
   ibv_qp_attr q = {};
