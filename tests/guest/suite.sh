@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The guest side of tests/run: every guest test, results in $SRDMA_OUT.
+#
+#   SRDMA_KUNIT=1 (test kernel): load the module once to run its KUnit
+#   suites and keep their KTAP (kunit-SUITE.ktap), then unload it.
+#   Then tests/guest/device.sh (device.tap).
+#
+# Exits 0 when every test passed.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+kver=${SRDMA_KVER:-$(uname -r)}
+module=${SRDMA_MODULE:-build/kmod/$kver/softrdma.ko}
+out=${SRDMA_OUT:-/tmp}
+rc=0
+
+if [ "${SRDMA_KUNIT:-0}" = 1 ]; then
+	modprobe ib_uverbs
+	if insmod "$module"; then
+		found=0
+		for d in /sys/kernel/debug/kunit/softrdma_*; do
+			[ -r "$d/results" ] || continue
+			cp "$d/results" "$out/kunit-$(basename "$d").ktap"
+			found=1
+		done
+		rmmod softrdma || rc=1
+		if [ $found = 0 ]; then
+			echo "suite: no KUnit results in debugfs" >&2
+			echo "not ok 1 - KUnit suites ran" >"$out/kunit-missing.tap"
+			rc=1
+		fi
+	else
+		echo "not ok 1 - module with KUnit suites loads" >"$out/kunit-missing.tap"
+		rc=1
+	fi
+fi
+
+tests/guest/device.sh >"$out/device.tap" 2>&1 || rc=1
+cat "$out/device.tap"
+exit $rc
