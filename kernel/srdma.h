@@ -17,6 +17,7 @@
 
 #include "srdma_compat.h"
 #include "srdma_queue.h"
+#include "srdma_stats.h"
 
 #define SRDMA_DRV_NAME		"softrdma"
 #define SRDMA_LINK_TYPE		"softrdma"
@@ -38,6 +39,11 @@
 #define SRDMA_VENDOR_ID		0xffffff	/* no IEEE OUI of its own */
 #define SRDMA_HW_REV		1
 
+/* Per-CPU device counters, see srdma_stats.h. */
+struct srdma_counters {
+	u64 val[SRDMA_CNT_MAX];
+};
+
 /**
  * struct srdma_dev - one softrdma device, bound to one netdev
  * @ibdev: the core's device, first so that ib_alloc_device works
@@ -56,6 +62,7 @@
  * @qpn_next: cursor of the cyclic QP number allocation
  * @mr_xa: key index to struct srdma_mr, same locking as @qp_xa
  * @mr_next: cursor of the cyclic key index allocation
+ * @counters: per-CPU counters
  */
 struct srdma_dev {
 	struct ib_device ibdev;
@@ -72,6 +79,7 @@ struct srdma_dev {
 	u32 qpn_next;
 	struct xarray mr_xa;
 	u32 mr_next;
+	struct srdma_counters __percpu *counters;
 };
 
 /**

@@ -68,6 +68,7 @@ static void srdma_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&sdev->qp_xa) || !xa_empty(&sdev->mr_xa));
 	xa_destroy(&sdev->qp_xa);
 	xa_destroy(&sdev->mr_xa);
+	free_percpu(sdev->counters);
 	dev_put(sdev->ndev);
 	if (empty)
 		wake_up(&srdma_devs_wq);
@@ -78,6 +79,7 @@ const struct ib_device_ops srdma_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = SRDMA_UVERBS_ABI_VERSION,
 
+	.alloc_hw_port_stats = srdma_alloc_hw_port_stats,
 	.alloc_pd = srdma_alloc_pd,
 	.alloc_ucontext = srdma_alloc_ucontext,
 	.create_cq = srdma_create_cq,
@@ -90,6 +92,7 @@ const struct ib_device_ops srdma_dev_ops = {
 	.destroy_qp = srdma_destroy_qp,
 	.get_dev_fw_str = srdma_get_dev_fw_str,
 	.get_dma_mr = srdma_get_dma_mr,
+	.get_hw_stats = srdma_get_hw_stats,
 	.get_link_layer = srdma_get_link_layer,
 	.get_port_immutable = srdma_get_port_immutable,
 	.mmap = srdma_mmap,
@@ -121,6 +124,11 @@ static struct srdma_dev *srdma_dev_create(const char *name,
 	if (!sdev)
 		return ERR_PTR(-ENOMEM);
 
+	sdev->counters = alloc_percpu(struct srdma_counters);
+	if (!sdev->counters) {
+		ib_dealloc_device(&sdev->ibdev);
+		return ERR_PTR(-ENOMEM);
+	}
 	dev_hold(ndev);
 	sdev->ndev = ndev;
 	INIT_LIST_HEAD(&sdev->list);
@@ -154,6 +162,7 @@ err_dealloc:
 	/* Before registration, dealloc_driver is not called: drop ndev here. */
 	xa_destroy(&sdev->qp_xa);
 	xa_destroy(&sdev->mr_xa);
+	free_percpu(sdev->counters);
 	dev_put(ndev);
 	ib_dealloc_device(&sdev->ibdev);
 	return ERR_PTR(err);

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Device counters, exposed as the port's hw counters ("rdma statistic",
+ * /sys/class/infiniband/DEV/ports/1/hw_counters/). Per-CPU, so that any
+ * context can count without a lock.
+ *
+ * To add a counter: an enum entry here and its name in srdma_stats.c.
+ */
+#ifndef SRDMA_STATS_H
+#define SRDMA_STATS_H
+
+#include <linux/percpu.h>
+#include <linux/types.h>
+
+enum srdma_counter {
+	/* Transmit and receive totals. */
+	SRDMA_CNT_TX_PKTS,
+	SRDMA_CNT_RX_PKTS,
+	/* Received packets dropped, by reason (see srdma_net.c). */
+	SRDMA_CNT_RX_DROP_NO_DEV,	/* no softrdma device for the packet */
+	SRDMA_CNT_RX_DROP_MALFORMED,	/* headers fail validation */
+	SRDMA_CNT_RX_DROP_BAD_ICRC,
+	SRDMA_CNT_RX_DROP_NO_QP,	/* destination QP does not exist */
+	SRDMA_CNT_RX_DROP_QP_STATE,	/* QP cannot receive in its state */
+	SRDMA_CNT_RX_DROP_OUT_OF_WINDOW, /* PSN outside any valid window */
+	/* Transmit failures. */
+	SRDMA_CNT_TX_DROP_NO_ROUTE,
+	SRDMA_CNT_TX_DROP_NOMEM,
+	SRDMA_CNT_TX_DROP_XMIT,		/* the IP stack refused the packet */
+	SRDMA_CNT_MAX
+};
+
+struct srdma_dev;
+
+/**
+ * srdma_counter_add() - Count an event
+ * @sdev: the device
+ * @cnt: which counter
+ * @n: how many
+ *
+ * Context: any.
+ */
+void srdma_counter_add(struct srdma_dev *sdev, enum srdma_counter cnt, u64 n);
+
+static inline void srdma_counter_inc(struct srdma_dev *sdev,
+				     enum srdma_counter cnt)
+{
+	srdma_counter_add(sdev, cnt, 1);
+}
+
+struct rdma_hw_stats *srdma_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port);
+int srdma_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
+
+#endif /* SRDMA_STATS_H */
