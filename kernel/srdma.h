@@ -8,7 +8,9 @@
 #ifndef SRDMA_H
 #define SRDMA_H
 
+#include <linux/completion.h>
 #include <linux/list.h>
+#include <linux/refcount.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
@@ -130,14 +132,26 @@ struct srdma_pd {
 
 /**
  * struct srdma_mr - memory region
- * @ibmr: the core's MR (lkey, rkey, iova, length)
+ * @ibmr: the core's MR (lkey, rkey, iova, length, pd)
  * @umem: pinned user pages, or NULL for a DMA MR
+ * @pages: @umem's pages in order, for O(1) lookup by offset
+ * @npages: entries in @pages
+ * @page_offset: offset of the region's first byte in @pages[0]
  * @access: IB_ACCESS_* flags granted
+ * @ref: the MR table's reference plus one per transport use
+ * @done: completed when @ref drops to zero (deregistration waits for it)
+ * @rcu: frees the structure after lookups that may still see it
  */
 struct srdma_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
+	struct page **pages;
+	u32 npages;
+	u32 page_offset;
 	int access;
+	refcount_t ref;
+	struct completion done;
+	struct rcu_head rcu;
 };
 
 /**
@@ -266,6 +280,16 @@ bool srdma_cq_post(struct srdma_cq *cq, const struct srdma_cqe *cqe,
 		   bool solicited);
 
 /* srdma_mr.c */
+struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key);
+void srdma_mr_put(struct srdma_mr *mr);
+bool srdma_mr_check(const struct srdma_mr *mr, const struct ib_pd *pd,
+		    u64 iova, u64 len, int access);
+void srdma_mr_copy(const struct srdma_mr *mr, u64 iova, void *buf, u32 len,
+		   bool to_mr);
+int srdma_mr_copy_from_skb(const struct srdma_mr *mr, u64 iova,
+			   const struct sk_buff *skb, int off, u32 len);
+u64 srdma_mr_atomic(const struct srdma_mr *mr, u64 iova, bool cmp_swap,
+		    u64 compare, u64 swap_add);
 struct ib_mr *srdma_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *srdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);

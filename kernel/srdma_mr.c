@@ -1,13 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Memory regions.
+ * Memory regions: registration, key lookup for the transport, access
+ * checks and data movement in and out of registered memory.
  *
  * Keys: bits 31..8 of an L_Key/R_Key index the device's MR table, bits 7..0
  * are the key byte that a consumer may change with ib_inc_rkey() (fast
  * registration). A key names an MR only if both parts match.
+ *
+ * Lifetime: the MR table holds one reference; the transport takes one per
+ * use (srdma_mr_get()/srdma_mr_put()) under RCU. Deregistration removes the
+ * key from the table, drops the table's reference and waits until the
+ * transport has dropped its own, so that no byte is moved after
+ * ibv_dereg_mr() returns; the structure itself is freed after a grace
+ * period because a lookup may still be looking at it.
  */
 
+#include <linux/highmem.h>
 #include <linux/random.h>
+#include <linux/skbuff.h>
 #include <rdma/ib_umem.h>
 
 #include "srdma.h"
@@ -24,13 +34,19 @@ static int srdma_mr_alloc_key(struct srdma_dev *sdev, struct srdma_mr *mr)
 		err = -ENOMEM;
 		goto err_dec;
 	}
-	err = xa_alloc_cyclic(&sdev->mr_xa, &index, mr,
-			      XA_LIMIT(1, SRDMA_KEY_INDEX_MAX),
-			      &sdev->mr_next, GFP_KERNEL);
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->done);
+	/* Published with its key set: lookups compare the whole key. */
+	mr->ibmr.lkey = get_random_u8();
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	err = xa_alloc_cyclic_irq(&sdev->mr_xa, &index, NULL,
+				  XA_LIMIT(1, SRDMA_KEY_INDEX_MAX),
+				  &sdev->mr_next, GFP_KERNEL);
 	if (err < 0)
 		goto err_dec;
-	mr->ibmr.lkey = index << SRDMA_KEY_INDEX_SHIFT | get_random_u8();
+	mr->ibmr.lkey |= index << SRDMA_KEY_INDEX_SHIFT;
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	xa_store_irq(&sdev->mr_xa, index, mr, GFP_KERNEL);
 	return 0;
 
 err_dec:
@@ -38,10 +54,224 @@ err_dec:
 	return err;
 }
 
-static void srdma_mr_free_key(struct srdma_dev *sdev, struct srdma_mr *mr)
+/* Unpublish the key and wait until the transport no longer uses the MR. */
+static void srdma_mr_retire(struct srdma_dev *sdev, struct srdma_mr *mr)
 {
-	xa_erase(&sdev->mr_xa, mr->ibmr.lkey >> SRDMA_KEY_INDEX_SHIFT);
+	xa_erase_irq(&sdev->mr_xa, mr->ibmr.lkey >> SRDMA_KEY_INDEX_SHIFT);
+	srdma_mr_put(mr);
+	wait_for_completion(&mr->done);
 	atomic_dec(&sdev->mr_cnt);
+}
+
+/**
+ * srdma_mr_get() - Find the MR a key names and take a reference on it
+ * @sdev: the device
+ * @key: an L_Key or R_Key
+ *
+ * Context: any.
+ * Return: the MR, or NULL when no MR has this key.
+ */
+struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key)
+{
+	struct srdma_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mr_xa, key >> SRDMA_KEY_INDEX_SHIFT);
+	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/**
+ * srdma_mr_put() - Drop a reference taken by srdma_mr_get()
+ * @mr: the MR
+ *
+ * Context: any.
+ */
+void srdma_mr_put(struct srdma_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->done);
+}
+
+/**
+ * srdma_mr_check() - May this access of an MR proceed?
+ * @mr: the MR
+ * @pd: the PD of the QP that makes the access
+ * @iova: first byte
+ * @len: bytes
+ * @access: IB_ACCESS_* flags the access needs (0 for a local read)
+ *
+ * IBTA 10.6.3 / C9-88: the PD matches, the range lies within the region
+ * and the region grants the access.
+ *
+ * Context: any.
+ * Return: true if allowed.
+ */
+bool srdma_mr_check(const struct srdma_mr *mr, const struct ib_pd *pd,
+		    u64 iova, u64 len, int access)
+{
+	u64 start = mr->ibmr.iova;
+
+	if (mr->ibmr.pd != pd)
+		return false;
+	if ((mr->access & access) != access)
+		return false;
+	if (iova < start || len > mr->ibmr.length ||
+	    iova - start > mr->ibmr.length - len)
+		return false;
+	return true;
+}
+
+/*
+ * Kernel address of the byte at @iova of a user MR and the bytes left in
+ * its page. Only called after srdma_mr_check() passed for the range.
+ */
+static struct page *srdma_mr_page(const struct srdma_mr *mr, u64 iova,
+				  unsigned int *poff, unsigned int *plen)
+{
+	u64 off = iova - mr->ibmr.iova + mr->page_offset;
+
+	*poff = offset_in_page(off);
+	*plen = PAGE_SIZE - *poff;
+	return mr->pages[off >> PAGE_SHIFT];
+}
+
+/**
+ * srdma_mr_copy() - Move bytes between registered memory and a buffer
+ * @mr: the MR
+ * @iova: first byte in the MR (range already checked)
+ * @buf: kernel buffer
+ * @len: bytes
+ * @to_mr: true to write the MR, false to read it
+ *
+ * Context: any.
+ */
+void srdma_mr_copy(const struct srdma_mr *mr, u64 iova, void *buf, u32 len,
+		   bool to_mr)
+{
+	unsigned int poff, plen;
+	struct page *page;
+	void *va;
+
+	if (!mr->umem) {
+		/* DMA MR: the core's virtual DMA gives kernel addresses. */
+		va = (void *)(uintptr_t)iova;
+		if (to_mr)
+			memcpy(va, buf, len);
+		else
+			memcpy(buf, va, len);
+		return;
+	}
+	while (len) {
+		page = srdma_mr_page(mr, iova, &poff, &plen);
+		plen = min(plen, len);
+		va = kmap_local_page(page);
+		if (to_mr)
+			memcpy(va + poff, buf, plen);
+		else
+			memcpy(buf, va + poff, plen);
+		kunmap_local(va);
+		iova += plen;
+		buf += plen;
+		len -= plen;
+	}
+}
+
+/**
+ * srdma_mr_copy_from_skb() - Place received payload into registered memory
+ * @mr: the MR
+ * @iova: first byte in the MR (range already checked)
+ * @skb: the packet
+ * @off: offset of the payload in @skb (from skb->data)
+ * @len: bytes
+ *
+ * Copies straight from the skb's fragments; the skb is never linearized.
+ *
+ * Context: any.
+ * Return: 0, or -EFAULT when the skb is shorter than @off + @len.
+ */
+int srdma_mr_copy_from_skb(const struct srdma_mr *mr, u64 iova,
+			   const struct sk_buff *skb, int off, u32 len)
+{
+	unsigned int poff, plen;
+	struct page *page;
+	void *va;
+	int err;
+
+	if (!mr->umem)
+		return skb_copy_bits(skb, off, (void *)(uintptr_t)iova, len);
+	while (len) {
+		page = srdma_mr_page(mr, iova, &poff, &plen);
+		plen = min(plen, len);
+		va = kmap_local_page(page);
+		err = skb_copy_bits(skb, off, va + poff, plen);
+		kunmap_local(va);
+		if (err)
+			return err;
+		iova += plen;
+		off += plen;
+		len -= plen;
+	}
+	return 0;
+}
+
+/**
+ * srdma_mr_atomic() - Execute an atomic operation on registered memory
+ * @mr: the MR
+ * @iova: 8-byte aligned address in the MR (range already checked)
+ * @cmp_swap: true for compare-and-swap, false for fetch-and-add
+ * @compare: the compare operand
+ * @swap_add: the swap or add operand
+ *
+ * The 8 bytes never cross a page since @iova is aligned. Atomic with
+ * respect to every other atomic of this device on the same address
+ * (IBTA 9.4.5: atomicity among the operations of this HCA).
+ *
+ * Context: any.
+ * Return: the original value.
+ */
+u64 srdma_mr_atomic(const struct srdma_mr *mr, u64 iova, bool cmp_swap,
+		    u64 compare, u64 swap_add)
+{
+	unsigned int poff, plen;
+	atomic64_t *p;
+	void *va = NULL;
+	u64 orig;
+
+	if (mr->umem) {
+		va = kmap_local_page(srdma_mr_page(mr, iova, &poff, &plen));
+		p = va + poff;
+	} else {
+		p = (atomic64_t *)(uintptr_t)iova;
+	}
+	if (cmp_swap)
+		orig = atomic64_cmpxchg(p, compare, swap_add);
+	else
+		orig = atomic64_fetch_add(swap_add, p);
+	if (va)
+		kunmap_local(va);
+	return orig;
+}
+
+static int srdma_mr_pin_pages(struct srdma_mr *mr)
+{
+	struct ib_umem *umem = mr->umem;
+	struct sg_page_iter it;
+	size_t n = ib_umem_num_pages(umem), i = 0;
+
+	mr->pages = kvcalloc(n, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (i == n)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&it);
+	}
+	mr->npages = i;
+	mr->page_offset = ib_umem_offset(umem);
+	return i == n ? 0 : -EFAULT;
 }
 
 /**
@@ -62,13 +292,14 @@ struct ib_mr *srdma_get_dma_mr(struct ib_pd *ibpd, int access)
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->access = access;
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.iova = 0;
+	mr->ibmr.length = U64_MAX;
 	err = srdma_mr_alloc_key(sdev, mr);
 	if (err) {
 		kfree(mr);
 		return ERR_PTR(err);
 	}
-	mr->ibmr.iova = 0;
-	mr->ibmr.length = U64_MAX;
 	return &mr->ibmr;
 }
 
@@ -106,15 +337,20 @@ struct ib_mr *srdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		err = PTR_ERR(mr->umem);
 		goto err_free;
 	}
+	err = srdma_mr_pin_pages(mr);
+	if (err)
+		goto err_release;
 	mr->access = access;
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
 	err = srdma_mr_alloc_key(sdev, mr);
 	if (err)
 		goto err_release;
-	mr->ibmr.iova = iova;
-	mr->ibmr.length = length;
 	return &mr->ibmr;
 
 err_release:
+	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
 err_free:
 	kfree(mr);
@@ -126,6 +362,8 @@ err_free:
  * @ibmr: the MR
  * @udata: unused
  *
+ * Waits until no packet is being placed into or read from the MR.
+ *
  * Context: process context; may sleep.
  * Return: 0.
  */
@@ -133,8 +371,9 @@ int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct srdma_mr *mr = to_smr(ibmr);
 
-	srdma_mr_free_key(to_sdev(ibmr->device), mr);
+	srdma_mr_retire(to_sdev(ibmr->device), mr);
+	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
-	kfree(mr);
+	kfree_rcu(mr, rcu);
 	return 0;
 }

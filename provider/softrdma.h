@@ -91,6 +91,12 @@ int srdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct ibv_qp_init_attr *init_attr);
 int srdma_destroy_qp(struct ibv_qp *qp);
 
+/* qp.c: posting fast path */
+int srdma_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+int srdma_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
+
 /* cq.c: completion fast path */
 int srdma_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int srdma_req_notify_cq(struct ibv_cq *cq, int solicited_only);

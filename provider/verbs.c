@@ -203,6 +203,8 @@ struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
 	if (srdma_wq_setup(pd->context, &qp->rq, &resp.rq))
 		goto err_teardown_sq;
 	qp->max_inline = resp.max_inline_data;
+	qp->sq.max_sge = attr->cap.max_send_sge;
+	qp->rq.max_sge = attr->cap.max_recv_sge;
 	attr->cap.max_inline_data = resp.max_inline_data;
 	return &qp->vqp.qp;
 
