@@ -9,6 +9,7 @@
 #define SRDMA_H
 
 #include <linux/completion.h>
+#include <linux/irq_work.h>
 #include <linux/list.h>
 #include <linux/refcount.h>
 #include <linux/mutex.h>
@@ -19,6 +20,7 @@
 
 #include "srdma_compat.h"
 #include "srdma_queue.h"
+#include "srdma_qp.h"
 #include "srdma_stats.h"
 
 #define SRDMA_DRV_NAME		"softrdma"
@@ -35,11 +37,14 @@
 #define SRDMA_MAX_MR		BIT(18)
 #define SRDMA_MAX_PD		BIT(16)
 #define SRDMA_MAX_MR_SIZE	BIT_ULL(40)
+#define SRDMA_MAX_MSG_SIZE	BIT(31)
 #define SRDMA_MAX_RD_ATOMIC	128
 #define SRDMA_MAX_PKEYS		1
 #define SRDMA_GID_TBL_LEN	1024
 #define SRDMA_VENDOR_ID		0xffffff	/* no IEEE OUI of its own */
 #define SRDMA_HW_REV		1
+
+struct srdma_net;
 
 /* Per-CPU device counters, see srdma_stats.h. */
 struct srdma_counters {
@@ -65,6 +70,11 @@ struct srdma_counters {
  * @mr_xa: key index to struct srdma_mr, same locking as @qp_xa
  * @mr_next: cursor of the cyclic key index allocation
  * @counters: per-CPU counters
+ * @snet: the network namespace state the device is attached to (its
+ *	UDP sockets), NULL when detached; guarded by srdma_net_lock
+ *	(srdma_net.c)
+ * @net_node: entry in @snet's device list; the receive path walks it
+ *	under RCU, writers hold srdma_net_lock
  */
 struct srdma_dev {
 	struct ib_device ibdev;
@@ -82,6 +92,8 @@ struct srdma_dev {
 	struct xarray mr_xa;
 	u32 mr_next;
 	struct srdma_counters __percpu *counters;
+	struct srdma_net *snet;
+	struct list_head net_node;
 };
 
 /**
@@ -163,6 +175,7 @@ struct srdma_mr {
  * @error: the CQ overflowed or its consumer index was corrupt
  * @kernel_notify: notify request of an in-kernel consumer (user CQs keep
  *	it in the ring's control area); guarded by @lock
+ * @notify_work: calls the completion handler outside every lock
  */
 struct srdma_cq {
 	struct ib_cq ibcq;
@@ -170,6 +183,7 @@ struct srdma_cq {
 	struct srdma_ring ring;
 	bool error;
 	u32 kernel_notify;
+	struct irq_work notify_work;
 };
 
 /**
@@ -190,22 +204,47 @@ struct srdma_wq {
 /**
  * struct srdma_qp - queue pair
  * @ibqp: the core's QP
- * @state_lock: guards @state and @attr against concurrent modify and the
- *	transport; taken with irqsave
- * @state: current IBTA QP state
+ * @lock: guards @state, @attr, @av and the transport state (@req, @resp,
+ *	the consumer side of both rings, @sq_shadow); taken with _bh, never
+ *	from hard interrupt context
+ * @state: current IBTA QP state; read without the lock with READ_ONCE()
  * @attr: attributes set by modify_qp (valid bits per the state)
+ * @av: where packets go, from the primary path's address vector
  * @sq: send queue
  * @rq: receive queue (unused when the QP has an SRQ)
+ * @sq_shadow: kernel copies of the SQ's WQEs (struct srdma_swqe)
+ * @sq_shadow_stride: bytes per @sq_shadow entry
+ * @req: requester state
+ * @resp: responder state
+ * @retrans_timer: local ACK timeout (srdma_comp.c)
+ * @rnr_timer: RNR NAK wait (srdma_comp.c)
+ * @tx_tasklet: continues transmission that exceeded one pass's budget
+ * @err_idx: SQ index of the WQE that moved the QP to the error state
+ * @err_status: its completion status
+ * @event: asynchronous event to raise once the lock is dropped, or -1
+ * @dead: destroy has begun: timers and the tasklet must not re-arm
  * @sq_sig_all: every send WQE generates a completion
  * @is_user: the rings are mapped into a process
  */
 struct srdma_qp {
 	struct ib_qp ibqp;
-	spinlock_t state_lock; /* see above */
+	spinlock_t lock; /* see above */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;
+	struct srdma_av av;
 	struct srdma_wq sq;
 	struct srdma_wq rq;
+	void *sq_shadow;
+	u32 sq_shadow_stride;
+	struct srdma_req req;
+	struct srdma_resp resp;
+	struct timer_list retrans_timer;
+	struct timer_list rnr_timer;
+	struct tasklet_struct tx_tasklet;
+	u32 err_idx;
+	enum ib_wc_status err_status;
+	int event;
+	bool dead;
 	bool sq_sig_all;
 	bool is_user;
 };
@@ -280,6 +319,16 @@ bool srdma_cq_post(struct srdma_cq *cq, const struct srdma_cqe *cqe,
 		   bool solicited);
 
 /* srdma_mr.c */
+enum srdma_copy_dir {
+	SRDMA_GATHER,
+	SRDMA_SCATTER,
+	SRDMA_SCATTER_SKB,
+};
+
+bool srdma_sgl_copy(struct srdma_dev *sdev, const struct ib_pd *pd,
+		    const struct srdma_sge *sge, u32 num_sge, u32 off, u32 len,
+		    enum srdma_copy_dir dir, void *buf,
+		    const struct sk_buff *skb, int skb_off);
 struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key);
 void srdma_mr_put(struct srdma_mr *mr);
 bool srdma_mr_check(const struct srdma_mr *mr, const struct ib_pd *pd,
@@ -303,9 +352,40 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
+		  const struct sk_buff *skb);
+void srdma_qp_fatal(struct srdma_qp *qp, u32 idx, enum ib_wc_status status);
+void srdma_qp_flush(struct srdma_qp *qp);
+void srdma_qp_raise_event(struct srdma_qp *qp);
+
+/* srdma_tx.c */
 int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int srdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
+void srdma_qp_kick(struct srdma_qp *qp);
+void srdma_qp_run(struct srdma_qp *qp);
+void srdma_qp_tasklet(struct tasklet_struct *t);
+
+/* srdma_req.c */
+struct srdma_swqe *srdma_swqe_at(struct srdma_qp *qp, u32 idx);
+bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
+bool srdma_req_idle(struct srdma_qp *qp);
+
+/* srdma_comp.c */
+void srdma_comp_complete(struct srdma_qp *qp, enum ib_wc_status status);
+void srdma_comp_arm_timer(struct srdma_qp *qp);
+void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
+		    const struct sk_buff *skb);
+void srdma_comp_timeout(struct timer_list *t);
+void srdma_comp_rnr_timeout(struct timer_list *t);
+
+/* srdma_resp.c */
+void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
+		    const struct sk_buff *skb);
+bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
+
+/* srdma_recv.c */
+void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb);
 
 #endif /* SRDMA_H */

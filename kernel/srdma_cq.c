@@ -10,6 +10,19 @@
 
 #include "srdma.h"
 
+/*
+ * The completion handler runs from an irq_work, as a hardware device's
+ * would from its interrupt: never under a lock of this driver, so that a
+ * handler may poll, re-arm or post right away.
+ */
+static void srdma_cq_notify_work(struct irq_work *work)
+{
+	struct srdma_cq *cq = container_of(work, struct srdma_cq, notify_work);
+
+	if (cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
 /**
  * srdma_create_cq() - Create a completion queue
  * @ibcq: the core's CQ
@@ -45,6 +58,7 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 
 	spin_lock_init(&cq->lock);
+	init_irq_work(&cq->notify_work, srdma_cq_notify_work);
 	err = srdma_ring_init(&cq->ring, udata, num, sizeof(struct srdma_cqe));
 	if (err)
 		goto err_dec;
@@ -77,6 +91,7 @@ int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct srdma_cq *cq = to_scq(ibcq);
 
+	irq_work_sync(&cq->notify_work);
 	srdma_ring_destroy(&cq->ring);
 	atomic_dec(&to_sdev(ibcq->device)->cq_cnt);
 	return 0;
@@ -111,8 +126,8 @@ static bool srdma_cq_take_notify(struct srdma_cq *cq,
  * @cqe: the completion
  * @solicited: the completion is for a solicited message (IBTA 11.4.2.2)
  *
- * Calls the consumer's completion handler when the CQ was armed for this
- * completion. A full CQ, or a consumer index that a process corrupted,
+ * Schedules the consumer's completion handler when the CQ was armed for
+ * this completion. A full CQ, or a consumer index that a process corrupted,
  * moves the CQ to the error state and raises IB_EVENT_CQ_ERR.
  *
  * Context: any context, including softirq; takes cq->lock (irqsave).
@@ -153,8 +168,8 @@ bool srdma_cq_post(struct srdma_cq *cq, const struct srdma_cqe *cqe,
 out_unlock:
 	spin_unlock_irqrestore(&cq->lock, flags);
 
-	if (notify && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	if (notify)
+		irq_work_queue(&cq->notify_work);
 	if (overflow && cq->ibcq.event_handler) {
 		ev.device = cq->ibcq.device;
 		ev.element.cq = &cq->ibcq;

@@ -10,7 +10,8 @@
  *                                         (now on srdma_devs)
  *   rdma link delete --+
  *   netdev unregister -+--> core unregisters the device
- *   rmmod -------------+      --> srdma_dealloc_driver(): off srdma_devs,
+ *   rmmod -------------+      --> srdma_dealloc_driver(): off the
+ *                                 namespace's sockets, off srdma_devs,
  *                                 netdev reference dropped
  */
 
@@ -21,6 +22,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "srdma.h"
+#include "srdma_net.h"
 
 MODULE_AUTHOR("The softrdma authors");
 MODULE_DESCRIPTION("softrdma: software RDMA over Converged Ethernet v2");
@@ -61,6 +63,8 @@ static void srdma_dealloc_driver(struct ib_device *ibdev)
 	struct srdma_dev *sdev = to_sdev(ibdev);
 	bool empty;
 
+	/* First: no packet may reach the device once this returns. */
+	srdma_net_dev_detach(sdev);
 	spin_lock(&srdma_devs_lock);
 	list_del(&sdev->list);
 	empty = list_empty(&srdma_devs);
@@ -147,17 +151,31 @@ static struct srdma_dev *srdma_dev_create(const char *name,
 	strscpy(sdev->ibdev.node_desc, "softrdma",
 		sizeof(sdev->ibdev.node_desc));
 	ib_set_device_ops(&sdev->ibdev, &srdma_dev_ops);
+	/*
+	 * The zero-WR post commands are the provider's doorbells; the core
+	 * leaves the data-path commands off unless a driver asks for them.
+	 */
+	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				       BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				       BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 
 	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
+	if (err)
+		goto err_dealloc;
+
+	/* The UDP sockets of the netdev's namespace, before any QP exists. */
+	err = srdma_net_dev_attach(sdev);
 	if (err)
 		goto err_dealloc;
 
 	/* dma_device NULL: the core stores kernel virtual addresses. */
 	err = ib_register_device(&sdev->ibdev, name, NULL);
 	if (err)
-		goto err_dealloc;
+		goto err_detach;
 	return sdev;
 
+err_detach:
+	srdma_net_dev_detach(sdev);
 err_dealloc:
 	/* Before registration, dealloc_driver is not called: drop ndev here. */
 	xa_destroy(&sdev->qp_xa);
@@ -203,17 +221,19 @@ static int srdma_newlink(const char *name, struct net_device *ndev)
 	}
 
 	/*
-	 * The netdev may have started to unregister while the device was
-	 * not on the list yet, so the notifier did not see it: unregister
-	 * it now, or the netdev would wait for our reference forever. Under
-	 * RTNL either the notifier has run (and reg_state says so) or it
-	 * will run and find the device on the list.
+	 * The netdev may have started to unregister, or moved to another
+	 * namespace, while the device was not on the list yet, so the
+	 * notifier did not see it: unregister it now, or the netdev would
+	 * wait for our reference forever (or the device would listen in the
+	 * wrong namespace). Under RTNL either the notifier has run (and
+	 * reg_state or the namespace says so) or it will run and find the
+	 * device on the list.
 	 */
 	rtnl_lock();
 	spin_lock(&srdma_devs_lock);
 	list_add_tail(&sdev->list, &srdma_devs);
 	spin_unlock(&srdma_devs_lock);
-	if (ndev->reg_state != NETREG_REGISTERED)
+	if (ndev->reg_state != NETREG_REGISTERED || srdma_net_dev_moved(sdev))
 		ib_unregister_device_queued(&sdev->ibdev);
 	rtnl_unlock();
 	ibdev_info(&sdev->ibdev, "added on %s\n", netdev_name(ndev));
@@ -293,11 +313,17 @@ static int __init srdma_init(void)
 {
 	int err;
 
+	err = srdma_net_init();
+	if (err)
+		return err;
+
 	srdma_parent = platform_device_register_simple(SRDMA_DRV_NAME,
 						       PLATFORM_DEVID_NONE,
 						       NULL, 0);
-	if (IS_ERR(srdma_parent))
-		return PTR_ERR(srdma_parent);
+	if (IS_ERR(srdma_parent)) {
+		err = PTR_ERR(srdma_parent);
+		goto err_net_exit;
+	}
 
 	err = register_netdevice_notifier(&srdma_netdev_nb);
 	if (err)
@@ -309,6 +335,8 @@ static int __init srdma_init(void)
 
 err_unregister_parent:
 	platform_device_unregister(srdma_parent);
+err_net_exit:
+	srdma_net_exit();
 	return err;
 }
 
@@ -318,6 +346,8 @@ static void __exit srdma_exit(void)
 	srdma_unregister_all();
 	unregister_netdevice_notifier(&srdma_netdev_nb);
 	platform_device_unregister(srdma_parent);
+	/* Every device has detached: no socket is left open. */
+	srdma_net_exit();
 	pr_info("softrdma: unloaded\n");
 }
 

@@ -377,3 +377,62 @@ int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	kfree_rcu(mr, rcu);
 	return 0;
 }
+
+/**
+ * srdma_sgl_copy() - Move message bytes between an SGE list and a buffer
+ * @sdev: the device
+ * @pd: the PD of the QP that owns the SGEs
+ * @sge: the list
+ * @num_sge: entries in @sge
+ * @off: offset in the message the list describes
+ * @len: bytes
+ * @dir: SRDMA_GATHER (list to @buf), SRDMA_SCATTER (@buf to list) or
+ *	SRDMA_SCATTER_SKB (@skb from @skb_off to list)
+ * @buf: kernel buffer for SRDMA_GATHER and SRDMA_SCATTER
+ * @skb: source packet for SRDMA_SCATTER_SKB
+ * @skb_off: offset of the bytes in @skb
+ *
+ * Every L_Key is looked up and checked against @pd, the range and, for a
+ * scatter, IB_ACCESS_LOCAL_WRITE (IBTA 10.6.3.1).
+ *
+ * Context: any.
+ * Return: true, or false on a protection error or a list too short.
+ */
+bool srdma_sgl_copy(struct srdma_dev *sdev, const struct ib_pd *pd,
+		    const struct srdma_sge *sge, u32 num_sge, u32 off, u32 len,
+		    enum srdma_copy_dir dir, void *buf,
+		    const struct sk_buff *skb, int skb_off)
+{
+	int access = dir == SRDMA_GATHER ? 0 : IB_ACCESS_LOCAL_WRITE;
+	struct srdma_mr *mr;
+	u32 i, n;
+	bool ok;
+
+	for (i = 0; i < num_sge && len; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = min(len, sge[i].length - off);
+		mr = srdma_mr_get(sdev, sge[i].lkey);
+		if (!mr)
+			return false;
+		ok = srdma_mr_check(mr, pd, sge[i].addr + off, n, access);
+		if (ok) {
+			if (dir == SRDMA_SCATTER_SKB)
+				ok = !srdma_mr_copy_from_skb(mr, sge[i].addr + off,
+							     skb, skb_off, n);
+			else
+				srdma_mr_copy(mr, sge[i].addr + off, buf, n,
+					      dir == SRDMA_SCATTER);
+		}
+		srdma_mr_put(mr);
+		if (!ok)
+			return false;
+		buf += n;
+		skb_off += n;
+		len -= n;
+		off = 0;
+	}
+	return !len;
+}

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Queue pairs: creation, the IBTA state machine (10.3.1) driven by
- * modify_qp, and flushing of outstanding work requests in the error state.
+ * modify_qp, the error state and its flush, destruction.
  *
- * Lock order: qp->state_lock, then a work queue's lock, then a CQ's lock.
+ * Lock order: qp->lock, then a CQ's lock. A work queue's lock (producer
+ * side of an in-kernel QP's ring) is never held with another.
  */
 
 #include <rdma/ib_cache.h>
@@ -11,7 +12,6 @@
 
 #include "srdma.h"
 
-#define SRDMA_PSN_MASK		0xffffff
 #define SRDMA_QPN_MAX		0xffffff
 #define SRDMA_GSI_QPN		1
 
@@ -114,6 +114,29 @@ static int srdma_qp_alloc_qpn(struct srdma_dev *sdev, struct srdma_qp *qp,
 	return 0;
 }
 
+/* Kernel-side copies of the SQ's WQEs and of one receive WQE. */
+static int srdma_qp_alloc_transport(struct srdma_qp *qp)
+{
+	qp->sq_shadow_stride = ALIGN(offsetof(struct srdma_swqe, wqe) +
+				     qp->sq.ring.stride, 8);
+	qp->sq_shadow = kvcalloc(qp->sq.ring.num, qp->sq_shadow_stride,
+				 GFP_KERNEL);
+	qp->resp.rwqe = kzalloc(qp->rq.ring.stride, GFP_KERNEL);
+	if (!qp->sq_shadow || !qp->resp.rwqe) {
+		kvfree(qp->sq_shadow);
+		kfree(qp->resp.rwqe);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void srdma_qp_free_transport(struct srdma_qp *qp)
+{
+	kvfree(qp->sq_shadow);
+	kfree(qp->resp.rwqe);
+	kfree(qp->resp.res);
+}
+
 static int srdma_qp_copy_resp(struct srdma_qp *qp, struct ib_udata *udata)
 {
 	struct srdma_create_qp_resp resp = {};
@@ -153,10 +176,14 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_dec;
 	}
 
-	spin_lock_init(&qp->state_lock);
+	spin_lock_init(&qp->lock);
 	qp->state = IB_QPS_RESET;
 	qp->is_user = !!udata;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->event = -1;
+	timer_setup(&qp->retrans_timer, srdma_comp_timeout, 0);
+	timer_setup(&qp->rnr_timer, srdma_comp_rnr_timeout, 0);
+	tasklet_setup(&qp->tx_tasklet, srdma_qp_tasklet);
 
 	err = srdma_wq_init(&qp->sq, udata, &cap->max_send_wr,
 			    &cap->max_send_sge, &cap->max_inline_data, true);
@@ -167,9 +194,14 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_destroy_sq;
 
-	err = srdma_qp_alloc_qpn(sdev, qp, init->qp_type);
+	err = srdma_qp_alloc_transport(qp);
 	if (err)
 		goto err_destroy_rq;
+
+	/* Last: from here on, packets find the QP. */
+	err = srdma_qp_alloc_qpn(sdev, qp, init->qp_type);
+	if (err)
+		goto err_free_transport;
 
 	if (udata) {
 		err = srdma_qp_copy_resp(qp, udata);
@@ -183,6 +215,9 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 err_free_qpn:
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
+	synchronize_rcu();
+err_free_transport:
+	srdma_qp_free_transport(qp);
 err_destroy_rq:
 	srdma_ring_destroy(&qp->rq.ring);
 err_destroy_sq:
@@ -208,7 +243,17 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct srdma_dev *sdev = to_sdev(ibqp->device);
 	struct srdma_qp *qp = to_sqp(ibqp);
 
+	spin_lock_bh(&qp->lock);
+	qp->dead = true;
+	spin_unlock_bh(&qp->lock);
+	/* No new packet finds the QP; wait for those being processed. */
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
+	synchronize_rcu();
+	del_timer_sync(&qp->retrans_timer);
+	del_timer_sync(&qp->rnr_timer);
+	tasklet_kill(&qp->tx_tasklet);
+
+	srdma_qp_free_transport(qp);
 	srdma_ring_destroy(&qp->rq.ring);
 	srdma_ring_destroy(&qp->sq.ring);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
@@ -217,79 +262,136 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 }
 
 /*
- * Complete every WQE between the consumer and the producer of @wq with
- * IB_WC_WR_FLUSH_ERR, in order (IBTA 10.3.1: in the error state every
- * outstanding and newly posted work request completes in error).
+ * Complete every WQE between the consumer and the producer of a ring in
+ * error, in order (IBTA 10.3.1: in the error state every outstanding and
+ * newly posted work request completes in error). The WQE that caused the
+ * error, if it is in this queue, gets its own status, the others
+ * IB_WC_WR_FLUSH_ERR.
  */
-static void srdma_wq_flush(struct srdma_qp *qp, struct srdma_wq *wq,
-			   struct ib_cq *ibcq, bool send)
+static void srdma_wq_flush(struct srdma_qp *qp, bool send)
 {
-	struct srdma_ring *ring = &wq->ring;
-	struct srdma_cqe cqe = {
-		.status = IB_WC_WR_FLUSH_ERR,
-		.qp_num = qp->ibqp.qp_num,
-	};
-	unsigned long flags;
+	struct srdma_ring *r = send ? &qp->sq.ring : &qp->rq.ring;
+	struct ib_cq *ibcq = send ? qp->ibqp.send_cq : qp->ibqp.recv_cq;
+	struct srdma_cqe cqe = { .qp_num = qp->ibqp.qp_num };
 	u32 prod;
 
-	spin_lock_irqsave(&wq->lock, flags);
-	prod = smp_load_acquire(&ring->ctrl->prod);	/* WQEs below prod */
-	if (!srdma_ring_index_ok(ring->own, prod, ring->num, false)) {
+	lockdep_assert_held(&qp->lock);
+	prod = smp_load_acquire(&r->ctrl->prod);	/* WQEs below prod */
+	if (!srdma_ring_index_ok(r->own, prod, r->num, false)) {
 		/* A process wrote a corrupt index: flush what is certain. */
 		srdma_qp_dbg(qp, "corrupt producer index %u (own %u)\n",
-			     prod, ring->own);
-		prod = ring->own;
+			     prod, r->own);
+		prod = r->own;
 	}
-	while (ring->own != prod) {
-		const void *slot = ring->buf +
-			srdma_ring_slot(ring->own, ring->num) * ring->stride;
+	while (r->own != prod) {
+		const void *slot = r->buf + srdma_ring_slot(r->own, r->num) *
+				   r->stride;
 
-		/* Entries may be written concurrently: read each field once. */
+		cqe.status = IB_WC_WR_FLUSH_ERR;
 		if (send) {
-			const struct srdma_send_wqe *wqe = slot;
-
-			cqe.wr_id = READ_ONCE(wqe->wr_id);
+			/* Fetched WQEs are read from the kernel's copy. */
+			if ((s32)(qp->req.fetch - r->own) > 0)
+				slot = &srdma_swqe_at(qp, r->own)->wqe;
+			if (r->own == qp->err_idx)
+				cqe.status = qp->err_status;
+			cqe.wr_id = READ_ONCE(((const struct srdma_send_wqe *)slot)->wr_id);
 			cqe.opcode = IB_WC_SEND;
 		} else {
-			const struct srdma_recv_wqe *wqe = slot;
-
-			cqe.wr_id = READ_ONCE(wqe->wr_id);
+			cqe.wr_id = READ_ONCE(((const struct srdma_recv_wqe *)slot)->wr_id);
 			cqe.opcode = IB_WC_RECV;
 		}
 		if (!srdma_cq_post(to_scq(ibcq), &cqe, false))
 			break;
-		ring->own++;
+		r->own++;
 		/* Slot read before it is handed back to the producer. */
-		smp_store_release(&ring->ctrl->cons, ring->own);
+		smp_store_release(&r->ctrl->cons, r->own);
 	}
-	spin_unlock_irqrestore(&wq->lock, flags);
+	if (send) {
+		qp->req.fetch = r->own;
+		qp->req.cur = r->own;
+	} else {
+		qp->resp.rwqe_valid = false;
+	}
 }
 
-static void srdma_qp_flush(struct srdma_qp *qp)
+/**
+ * srdma_qp_flush() - Flush both queues of a QP in the error state
+ * @qp: the QP
+ *
+ * Context: qp->lock held.
+ */
+void srdma_qp_flush(struct srdma_qp *qp)
 {
-	srdma_wq_flush(qp, &qp->rq, qp->ibqp.recv_cq, false);
-	srdma_wq_flush(qp, &qp->sq, qp->ibqp.send_cq, true);
+	if (qp->state != IB_QPS_ERR)
+		return;
+	srdma_wq_flush(qp, false);
+	srdma_wq_flush(qp, true);
 }
 
-/* RESET discards every WQE (IBTA 10.3.1) and restarts the rings. */
-static void srdma_wq_reset(struct srdma_wq *wq)
+static void srdma_qp_enter_error(struct srdma_qp *qp)
 {
-	struct srdma_ring *ring = &wq->ring;
-	unsigned long flags;
-
-	spin_lock_irqsave(&wq->lock, flags);
-	ring->own = 0;
-	WRITE_ONCE(ring->ctrl->cons, 0);
-	WRITE_ONCE(ring->ctrl->kstate, 0);
-	/* A process resets its own producer index; ours we reset here. */
-	if (!ring->mmap)
-		WRITE_ONCE(ring->ctrl->prod, 0);
-	spin_unlock_irqrestore(&wq->lock, flags);
+	lockdep_assert_held(&qp->lock);
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	WRITE_ONCE(qp->sq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
+	WRITE_ONCE(qp->rq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
+	del_timer(&qp->retrans_timer);
+	del_timer(&qp->rnr_timer);
+	srdma_qp_flush(qp);
 }
 
-static void srdma_wq_set_error(struct srdma_wq *wq)
+/**
+ * srdma_qp_fatal() - The transport found an error: the QP enters ERR
+ * @qp: the QP
+ * @idx: SQ index of the WQE to complete with @status (the others flush)
+ * @status: completion status of that WQE
+ *
+ * IBTA 10.3.1, 10.8.3: the WQE that failed completes with its error, every
+ * other outstanding WQE with IB_WC_WR_FLUSH_ERR. A responder error (one
+ * the QP detected on a request) also raises its asynchronous event.
+ *
+ * Context: qp->lock held.
+ */
+void srdma_qp_fatal(struct srdma_qp *qp, u32 idx, enum ib_wc_status status)
 {
-	WRITE_ONCE(wq->ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
+	lockdep_assert_held(&qp->lock);
+	if (qp->state == IB_QPS_ERR)
+		return;
+	srdma_qp_dbg(qp, "error: %s on WQE %u\n", ib_wc_status_msg(status),
+		     idx);
+	qp->err_idx = idx;
+	qp->err_status = status;
+	if (qp->resp.fatal)
+		qp->event = qp->resp.ack_syndrome ==
+			    SRDMA_NAK_SYN(SRDMA_NAK_REMOTE_ACCESS) ?
+			    IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_REQ_ERR;
+	srdma_qp_enter_error(qp);
+}
+
+/* RESET discards every WQE (IBTA 10.3.1) and restarts the transport. */
+static void srdma_qp_reset(struct srdma_qp *qp)
+{
+	struct srdma_ring *rings[] = { &qp->sq.ring, &qp->rq.ring };
+	int i;
+
+	lockdep_assert_held(&qp->lock);
+	for (i = 0; i < ARRAY_SIZE(rings); i++) {
+		rings[i]->own = 0;
+		WRITE_ONCE(rings[i]->ctrl->cons, 0);
+		WRITE_ONCE(rings[i]->ctrl->kstate, 0);
+		/* A process resets its own producer index; ours we reset. */
+		if (!rings[i]->mmap)
+			WRITE_ONCE(rings[i]->ctrl->prod, 0);
+	}
+	del_timer(&qp->retrans_timer);
+	del_timer(&qp->rnr_timer);
+	memset(&qp->req, 0, sizeof(qp->req));
+	qp->resp.cur_op = 0;
+	qp->resp.rwqe_valid = false;
+	qp->resp.ack_pending = false;
+	qp->resp.fatal = false;
+	qp->resp.nak_psn_sent = false;
+	if (qp->resp.res)
+		memset(qp->resp.res, 0, qp->resp.nres * sizeof(*qp->resp.res));
 }
 
 /* Values that ib_modify_qp_is_ok() does not check (IBTA 11.2.5.2). */
@@ -330,13 +432,13 @@ static int srdma_qp_check_attr(struct srdma_qp *qp,
 	return 0;
 }
 
-/* Context: qp->state_lock held. */
+/* Context: qp->lock held. */
 static void srdma_qp_apply_attr(struct srdma_qp *qp,
 				const struct ib_qp_attr *attr, int mask)
 {
 	struct ib_qp_attr *a = &qp->attr;
 
-	lockdep_assert_held(&qp->state_lock);
+	lockdep_assert_held(&qp->lock);
 	if (mask & IB_QP_ACCESS_FLAGS)
 		a->qp_access_flags = attr->qp_access_flags;
 	if (mask & IB_QP_PKEY_INDEX)
@@ -384,6 +486,104 @@ static void srdma_qp_event(struct srdma_qp *qp, enum ib_event_type type)
 }
 
 /**
+ * srdma_qp_raise_event() - Raise an event the transport left pending
+ * @qp: the QP
+ *
+ * Context: any; qp->lock not held.
+ */
+void srdma_qp_raise_event(struct srdma_qp *qp)
+{
+	int ev = xchg(&qp->event, -1);
+
+	if (ev >= 0)
+		srdma_qp_event(qp, ev);
+}
+
+/*
+ * Resources that modify_qp may need, allocated before qp->lock is taken:
+ * the responder's READ/atomic resources and the address vector.
+ */
+struct srdma_modify_prep {
+	struct srdma_rd_res *res;
+	u32 nres;
+	struct srdma_av av;
+	bool have_av;
+};
+
+static int srdma_modify_prepare(struct srdma_qp *qp, struct ib_qp_attr *attr,
+				int mask, struct srdma_modify_prep *prep)
+{
+	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
+	u32 dqpn = mask & IB_QP_DEST_QPN ? attr->dest_qp_num :
+					   qp->attr.dest_qp_num;
+	int err;
+
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
+		prep->nres = max_t(u32, attr->max_dest_rd_atomic, 1);
+		prep->res = kcalloc(prep->nres, sizeof(*prep->res),
+				    GFP_KERNEL);
+		if (!prep->res)
+			return -ENOMEM;
+	}
+	if (mask & IB_QP_AV) {
+		err = srdma_av_from_ah_attr(sdev, &prep->av, &attr->ah_attr,
+					    qp->ibqp.qp_num, dqpn);
+		if (err) {
+			kfree(prep->res);
+			return err;
+		}
+		prep->have_av = true;
+	}
+	return 0;
+}
+
+static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
+				enum ib_qp_state next,
+				struct srdma_modify_prep *prep)
+{
+	lockdep_assert_held(&qp->lock);
+	if (prep->res) {
+		swap(qp->resp.res, prep->res);
+		qp->resp.nres = prep->nres;
+		qp->resp.res_next = 0;
+	}
+	if (prep->have_av)
+		qp->av = prep->av;
+	if (cur == next && next != IB_QPS_ERR)
+		return;
+
+	switch (next) {
+	case IB_QPS_RESET:
+		srdma_qp_reset(qp);
+		break;
+	case IB_QPS_RTR:
+		qp->resp.epsn = qp->attr.rq_psn;
+		qp->resp.msn = 0;
+		break;
+	case IB_QPS_RTS:
+		if (cur == IB_QPS_RTR) {
+			qp->req.psn = qp->attr.sq_psn;
+			qp->req.una = qp->attr.sq_psn;
+			qp->req.fetch = qp->sq.ring.own;
+			qp->req.cur = qp->sq.ring.own;
+		}
+		qp->req.retry = qp->attr.retry_cnt;
+		qp->req.rnr_retry = qp->attr.rnr_retry;
+		break;
+	case IB_QPS_SQD:
+		/* The drain completes at once: nothing is held back. */
+		if (qp->attr.en_sqd_async_notify)
+			qp->event = IB_EVENT_SQ_DRAINED;
+		break;
+	case IB_QPS_ERR:
+		srdma_qp_enter_error(qp);
+		break;
+	default:
+		break;
+	}
+}
+
+/**
  * srdma_modify_qp() - Change QP attributes and state
  * @ibqp: the core's QP
  * @attr: new attributes
@@ -392,18 +592,19 @@ static void srdma_qp_event(struct srdma_qp *qp, enum ib_event_type type)
  *
  * The transition and the attribute mask are checked against the IBTA
  * table (ib_modify_qp_is_ok()), the values against the device limits.
- * Entering RESET discards all WQEs; entering ERR flushes them.
+ * Entering RESET discards all WQEs; entering ERR flushes them; RTR and RTS
+ * start the responder and the requester at the PSNs given.
  *
  * Context: process context.
  * Return: 0, -EINVAL for a bad transition or value, -EOPNOTSUPP for an
- * attribute the device does not implement.
+ * attribute the device does not implement, -ENOMEM.
  */
 int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata)
 {
 	struct srdma_qp *qp = to_sqp(ibqp);
+	struct srdma_modify_prep prep = {};
 	enum ib_qp_state cur, next;
-	unsigned long flags;
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -414,13 +615,17 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = srdma_qp_check_attr(qp, attr, mask);
 	if (err)
 		return err;
+	err = srdma_modify_prepare(qp, attr, mask, &prep);
+	if (err)
+		return err;
 
-	spin_lock_irqsave(&qp->state_lock, flags);
+	spin_lock_bh(&qp->lock);
 	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
 	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	if (cur != qp->state ||
 	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
-		spin_unlock_irqrestore(&qp->state_lock, flags);
+		spin_unlock_bh(&qp->lock);
+		kfree(prep.res);
 		srdma_qp_dbg(qp, "refused %s -> %s, mask %#x\n",
 			     srdma_qp_state_name(cur),
 			     srdma_qp_state_name(next), mask);
@@ -428,29 +633,17 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	srdma_qp_apply_attr(qp, attr, mask);
 	WRITE_ONCE(qp->state, next);
-	spin_unlock_irqrestore(&qp->state_lock, flags);
+	srdma_modify_commit(qp, cur, next, &prep);
+	spin_unlock_bh(&qp->lock);
 
+	kfree(prep.res);	/* the replaced resources, if any */
+	srdma_qp_raise_event(qp);
 	if (cur != next)
 		srdma_qp_dbg(qp, "%s -> %s\n", srdma_qp_state_name(cur),
 			     srdma_qp_state_name(next));
-	switch (next) {
-	case IB_QPS_RESET:
-		srdma_wq_reset(&qp->sq);
-		srdma_wq_reset(&qp->rq);
-		break;
-	case IB_QPS_ERR:
-		srdma_wq_set_error(&qp->sq);
-		srdma_wq_set_error(&qp->rq);
-		srdma_qp_flush(qp);
-		break;
-	case IB_QPS_SQD:
-		/* Nothing is in flight on the wire: the SQ is drained at once. */
-		if (cur != next && qp->attr.en_sqd_async_notify)
-			srdma_qp_event(qp, IB_EVENT_SQ_DRAINED);
-		break;
-	default:
-		break;
-	}
+	/* WQEs posted before RTS may go now. */
+	if (next == IB_QPS_RTS)
+		srdma_qp_kick(qp);
 	return 0;
 }
 
@@ -468,16 +661,15 @@ int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init)
 {
 	struct srdma_qp *qp = to_sqp(ibqp);
-	unsigned long flags;
 
 	memset(init, 0, sizeof(*init));
-	spin_lock_irqsave(&qp->state_lock, flags);
+	spin_lock_bh(&qp->lock);
 	*attr = qp->attr;
 	/* The copy does not own the GID reference of qp->attr.ah_attr. */
 	attr->ah_attr.grh.sgid_attr = NULL;
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
-	spin_unlock_irqrestore(&qp->state_lock, flags);
+	spin_unlock_bh(&qp->lock);
 
 	attr->cap.max_send_wr = qp->sq.ring.num;
 	attr->cap.max_recv_wr = qp->rq.ring.num;
@@ -499,155 +691,3 @@ int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
-static int srdma_recv_wqe_put(struct srdma_wq *wq, const struct ib_recv_wr *wr)
-{
-	struct srdma_ring *ring = &wq->ring;
-	u32 prod = ring->ctrl->prod;
-	struct srdma_recv_wqe *wqe;
-	struct srdma_sge *sge;
-	int i;
-
-	if (wr->num_sge < 0 || wr->num_sge > wq->max_sge)
-		return -EINVAL;
-	if (srdma_ring_count(prod, ring->own) >= ring->num)
-		return -ENOMEM;
-
-	wqe = ring->buf + srdma_ring_slot(prod, ring->num) * ring->stride;
-	wqe->wr_id = wr->wr_id;
-	wqe->num_sge = wr->num_sge;
-	wqe->reserved = 0;
-	sge = (struct srdma_sge *)(wqe + 1);
-	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = wr->sg_list[i].addr;
-		sge[i].length = wr->sg_list[i].length;
-		sge[i].lkey = wr->sg_list[i].lkey;
-	}
-	/* WQE written before the consumer can see it. */
-	smp_store_release(&ring->ctrl->prod, prod + 1);
-	return 0;
-}
-
-/**
- * srdma_post_recv() - Post receive work requests
- * @ibqp: the core's QP
- * @wr: list of work requests; NULL from a process whose RQ is in the
- *	error state asks the kernel to flush what it posted to its ring
- * @bad_wr: set to the first request not posted
- *
- * Context: any context; takes the RQ lock (irqsave).
- * Return: 0, -EINVAL in the RESET state or for a malformed request,
- * -ENOMEM when the RQ is full.
- */
-int srdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		    const struct ib_recv_wr **bad_wr)
-{
-	struct srdma_qp *qp = to_sqp(ibqp);
-	enum ib_qp_state state = READ_ONCE(qp->state);
-	unsigned long flags;
-	int err = 0;
-
-	if (qp->is_user) {
-		if (wr) {
-			*bad_wr = wr;
-			return -EINVAL;
-		}
-		if (state == IB_QPS_ERR)
-			srdma_wq_flush(qp, &qp->rq, ibqp->recv_cq, false);
-		return 0;
-	}
-	if (state == IB_QPS_RESET) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-
-	spin_lock_irqsave(&qp->rq.lock, flags);
-	for (; wr; wr = wr->next) {
-		err = srdma_recv_wqe_put(&qp->rq, wr);
-		if (err) {
-			*bad_wr = wr;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&qp->rq.lock, flags);
-
-	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		srdma_wq_flush(qp, &qp->rq, ibqp->recv_cq, false);
-	return err;
-}
-
-static enum ib_wc_opcode srdma_wr_to_wc_opcode(enum ib_wr_opcode op)
-{
-	switch (op) {
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return IB_WC_RDMA_WRITE;
-	case IB_WR_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-		return IB_WC_COMP_SWAP;
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_WC_FETCH_ADD;
-	case IB_WR_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	case IB_WR_REG_MR:
-		return IB_WC_REG_MR;
-	default:
-		return IB_WC_SEND;
-	}
-}
-
-/**
- * srdma_post_send() - Post send work requests
- * @ibqp: the core's QP
- * @wr: list of work requests; NULL from a process (its doorbell: the
- *	WQEs are in its mapped SQ ring)
- * @bad_wr: set to the first request not posted
- *
- * In the error state every request completes with IB_WC_WR_FLUSH_ERR.
- * The transport that executes requests in RTS is not part of this
- * version of the driver: such requests are refused with -EOPNOTSUPP.
- *
- * Context: any context.
- * Return: 0, -EINVAL before RTS, -EOPNOTSUPP in RTS or SQD.
- */
-int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad_wr)
-{
-	struct srdma_qp *qp = to_sqp(ibqp);
-	enum ib_qp_state state = READ_ONCE(qp->state);
-	struct srdma_cqe cqe = {
-		.status = IB_WC_WR_FLUSH_ERR,
-		.qp_num = ibqp->qp_num,
-	};
-
-	if (qp->is_user) {
-		if (wr) {
-			*bad_wr = wr;
-			return -EINVAL;
-		}
-		if (state == IB_QPS_ERR)
-			srdma_wq_flush(qp, &qp->sq, ibqp->send_cq, true);
-		return 0;
-	}
-
-	switch (state) {
-	case IB_QPS_ERR:
-		for (; wr; wr = wr->next) {
-			cqe.wr_id = wr->wr_id;
-			cqe.opcode = srdma_wr_to_wc_opcode(wr->opcode);
-			if (!srdma_cq_post(to_scq(ibqp->send_cq), &cqe, false)) {
-				*bad_wr = wr;
-				return -ENOMEM;
-			}
-		}
-		return 0;
-	case IB_QPS_RTS:
-	case IB_QPS_SQD:
-	case IB_QPS_SQE:
-		*bad_wr = wr;
-		return -EOPNOTSUPP;
-	default:
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-}

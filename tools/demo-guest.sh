@@ -17,8 +17,9 @@ run() {
 }
 
 cmake --install build >/dev/null
-modprobe ib_uverbs
-insmod "build/kmod/$kver/softrdma.ko"
+# shellcheck source=tests/guest/lib.sh
+. tests/guest/lib.sh
+load_module "build/kmod/$kver/softrdma.ko"
 
 ip netns add peer
 ip link add veth0 type veth peer name veth1 netns peer

@@ -27,7 +27,7 @@ fi
 stamp=/var/lib/softrdma-deps.stamp
 want=(
 	build-essential bc bison flex libelf-dev libssl-dev xz-utils cpio kmod
-	busybox-static qemu-system-x86 iproute2 sparse linux-source-6.1
+	busybox-static qemu-system-x86 iproute2 sparse linux-source-6.1 python3
 	cmake g++ pkg-config libgtest-dev libgmock-dev
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest tshark

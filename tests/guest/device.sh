@@ -46,7 +46,7 @@ no_verbs_warning() {
 check "provider installs into libibverbs' directories" \
 	cmake --install "$build"
 check "module and its dependencies load" \
-	sh -c "modprobe ib_uverbs && modprobe rdma_ucm; insmod $module"
+	load_module "$module"
 check "module is live" grep -q '^softrdma ' /proc/modules
 
 ip link add dummy0 type dummy
@@ -131,7 +131,7 @@ check "a device can be re-added after delete" \
 check "netdev deleted while its device exists" ip link del dummy0
 check "rmmod with a device present (loopback)" rmmod softrdma
 check "no softrdma device is left" tap_negate sh -c "rdma dev | grep -q srdma"
-check "module can be loaded again" insmod "$module"
+check "module can be loaded again" load_module "$module"
 check "and unloaded" rmmod softrdma
 check "kernel logged no warning" kernel_clean_since "$mark"
 

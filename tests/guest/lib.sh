@@ -79,3 +79,14 @@ kernel_clean_since() {
 dmesg_mark() {
 	dmesg | wc -l
 }
+
+# load_module KO: insmod a module built outside the kernel's tree after
+# loading, with modprobe, every module it depends on.
+load_module() {
+	local deps
+	deps=$(modinfo -F depends "$1" | tr ',' ' ')
+	# shellcheck disable=SC2086
+	[ -z "$deps" ] || modprobe -a $deps || return 1
+	modprobe ib_uverbs || return 1
+	insmod "$1"
+}

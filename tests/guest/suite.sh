@@ -16,8 +16,9 @@ out=${SRDMA_OUT:-/tmp}
 rc=0
 
 if [ "${SRDMA_KUNIT:-0}" = 1 ]; then
-	modprobe ib_uverbs
-	if insmod "$module"; then
+	# shellcheck source=tests/guest/lib.sh
+	. tests/guest/lib.sh
+	if load_module "$module"; then
 		found=0
 		for d in /sys/kernel/debug/kunit/softrdma_*; do
 			[ -r "$d/results" ] || continue

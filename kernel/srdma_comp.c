@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * RC completer (IBTA 9.7.5.2, requester side of the reliable service):
+ * consumes ACKs, NAKs, READ responses and atomic ACKs, completes SQ WQEs
+ * in order, and decides when the requester goes back to the oldest
+ * unacknowledged PSN: a PSN sequence error NAK, an RNR NAK once its timer
+ * expired, an implied NAK (9.7.5.2.3: an ACK past an unanswered READ or
+ * atomic), or the local ACK timeout (9.7.6.1.1).
+ *
+ * Timers (one each per QP; both are event hooks of this file):
+ *   retrans  armed while request packets are unacknowledged; re-armed on
+ *            progress; on expiry retries or ends with RETRY_EXC_ERR
+ *   rnr      armed by an RNR NAK for the time it carries; on expiry the
+ *            requester resumes
+ *
+ * Every function here runs with qp->lock held unless it says otherwise.
+ */
+
+#include "srdma.h"
+#include "srdma_hdr.h"
+
+static u8 srdma_wr_to_wc(u8 wr_op)
+{
+	switch (wr_op) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/**
+ * srdma_comp_complete() - Complete the oldest SQ WQE
+ * @qp: the QP
+ * @status: its completion status
+ *
+ * Generates a CQE if the WQE is signaled, the QP signals all, or the
+ * status is an error (IBTA 10.7.2.1), and hands the ring slot back.
+ *
+ * Context: qp->lock held.
+ */
+void srdma_comp_complete(struct srdma_qp *qp, enum ib_wc_status status)
+{
+	struct srdma_ring *r = &qp->sq.ring;
+	struct srdma_swqe *sw = srdma_swqe_at(qp, r->own);
+	struct srdma_cqe cqe = {};
+
+	lockdep_assert_held(&qp->lock);
+	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
+	    (sw->wqe.flags & SRDMA_WQE_SIGNALED)) {
+		cqe.wr_id = sw->wqe.wr_id;
+		cqe.status = status;
+		cqe.opcode = srdma_wr_to_wc(sw->wqe.opcode);
+		cqe.qp_num = qp->ibqp.qp_num;
+		cqe.byte_len = sw->length;
+		srdma_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+	}
+	if (sw->started && (sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ ||
+			    sw->wqe.opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+			    sw->wqe.opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD) &&
+	    qp->req.rd_atomic)
+		qp->req.rd_atomic--;
+	r->own++;
+	/* The slot is no longer read: hand it back (release). */
+	smp_store_release(&r->ctrl->cons, r->own);
+}
+
+static bool srdma_swqe_read_atomic(const struct srdma_swqe *sw)
+{
+	return sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ ||
+	       sw->wqe.opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       sw->wqe.opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Progress: restart the retry budget and the timer (9.7.6.1.1). */
+static void srdma_comp_progress(struct srdma_qp *qp)
+{
+	qp->req.retry = qp->attr.retry_cnt;
+	if (qp->req.una == qp->req.psn)
+		del_timer(&qp->retrans_timer);
+	else
+		srdma_comp_arm_timer(qp);
+}
+
+/**
+ * srdma_comp_arm_timer() - (Re)start the local ACK timeout
+ * @qp: the QP
+ *
+ * IBTA 9.7.6.1.1: 4.096 us * 2^timeout; 0 means no timeout.
+ *
+ * Context: qp->lock held.
+ */
+void srdma_comp_arm_timer(struct srdma_qp *qp)
+{
+	if (!qp->attr.timeout || qp->state != IB_QPS_RTS || qp->dead)
+		return;
+	mod_timer(&qp->retrans_timer,
+		  jiffies + nsecs_to_jiffies(srdma_ack_timeout_ns(qp->attr.timeout)));
+}
+
+/*
+ * Everything up to and including @psn is acknowledged (9.7.5.1.2: ACKs are
+ * cumulative). Complete the SEND and WRITE WQEs it covers; an ACK past an
+ * unanswered READ or atomic is an implied NAK (9.7.5.2.3).
+ */
+static void srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
+{
+	struct srdma_req *req = &qp->req;
+	struct srdma_swqe *sw;
+	u32 last;
+
+	/* Stale (older than una) or acknowledging what was never sent. */
+	if (srdma_psn_diff(psn, req->una) < 0 ||
+	    srdma_psn_diff(psn, req->psn) >= 0)
+		return;
+
+	while (qp->sq.ring.own != req->fetch) {
+		sw = srdma_swqe_at(qp, qp->sq.ring.own);
+		if (!sw->started)
+			break;
+		last = srdma_psn_add(sw->first_psn, sw->npkts - 1);
+		if (srdma_swqe_read_atomic(sw)) {
+			if (srdma_psn_diff(psn, sw->first_psn) >= 0) {
+				req->need_retry = true;
+				psn = srdma_psn_add(sw->first_psn, -1);
+			}
+			break;
+		}
+		if (srdma_psn_diff(last, psn) > 0)
+			break;
+		srdma_comp_complete(qp, IB_WC_SUCCESS);
+	}
+	if (srdma_psn_diff(srdma_psn_add(psn, 1), req->una) > 0)
+		req->una = srdma_psn_add(psn, 1);
+	srdma_comp_progress(qp);
+}
+
+/* Place @len bytes of a response at offset @off of @sw's local SGEs. */
+static bool srdma_comp_place(struct srdma_qp *qp, struct srdma_swqe *sw,
+			     u32 off, u32 len, void *buf,
+			     const struct sk_buff *skb, int skb_off)
+{
+	if (off > sw->length || len > sw->length - off)
+		return false;
+	return srdma_sgl_copy(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+			      (struct srdma_sge *)sw->body,
+			      sw->wqe.num_sge, off, len,
+			      skb ? SRDMA_SCATTER_SKB : SRDMA_SCATTER, buf,
+			      skb, skb_off);
+}
+
+static void srdma_comp_read_resp(struct srdma_qp *qp,
+				 const struct srdma_pkt *pkt,
+				 const struct sk_buff *skb)
+{
+	u32 pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	struct srdma_req *req = &qp->req;
+	struct srdma_swqe *sw;
+	bool last;
+	u32 off;
+
+	/* Responses are in PSN order: anything else is lost or stale. */
+	if (pkt->psn != req->una) {
+		if (srdma_psn_diff(pkt->psn, req->una) > 0)
+			req->need_retry = true;
+		return;
+	}
+	srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
+	if (qp->sq.ring.own == req->fetch)
+		return;
+	sw = srdma_swqe_at(qp, qp->sq.ring.own);
+	if (!sw->started || sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ ||
+	    srdma_psn_diff(pkt->psn, sw->first_psn) < 0 ||
+	    srdma_psn_diff(pkt->psn, sw->first_psn) >= sw->npkts)
+		return;
+
+	off = srdma_psn_diff(pkt->psn, sw->first_psn) * pmtu;
+	last = srdma_psn_diff(pkt->psn, sw->first_psn) == sw->npkts - 1;
+	/* IBTA 9.7.5.2.2: every response but the last carries a full PMTU. */
+	if ((!last && pkt->paylen != pmtu) ||
+	    (last && off + pkt->paylen != sw->length) ||
+	    !srdma_comp_place(qp, sw, off, pkt->paylen, NULL, skb,
+			      pkt->hdr_len)) {
+		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	req->una = srdma_psn_add(pkt->psn, 1);
+	if (last)
+		srdma_comp_complete(qp, IB_WC_SUCCESS);
+	srdma_comp_progress(qp);
+}
+
+static void srdma_comp_atomic_ack(struct srdma_qp *qp,
+				  const struct srdma_pkt *pkt)
+{
+	struct srdma_req *req = &qp->req;
+	struct srdma_swqe *sw;
+	u64 orig = pkt->atmack_orig;
+
+	if (pkt->psn != req->una) {
+		if (srdma_psn_diff(pkt->psn, req->una) > 0)
+			req->need_retry = true;
+		return;
+	}
+	srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
+	if (qp->sq.ring.own == req->fetch)
+		return;
+	sw = srdma_swqe_at(qp, qp->sq.ring.own);
+	if (!sw->started || sw->first_psn != pkt->psn ||
+	    (sw->wqe.opcode != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
+	     sw->wqe.opcode != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD))
+		return;
+	/* The original value lands in host order, as rdma_rxe writes it. */
+	if (!srdma_comp_place(qp, sw, 0, sizeof(orig), &orig, NULL, 0)) {
+		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	req->una = srdma_psn_add(pkt->psn, 1);
+	srdma_comp_complete(qp, IB_WC_SUCCESS);
+	srdma_comp_progress(qp);
+}
+
+static enum ib_wc_status srdma_nak_status(u8 code)
+{
+	switch (code) {
+	case SRDMA_NAK_INVALID_REQ:
+		return IB_WC_REM_INV_REQ_ERR;
+	case SRDMA_NAK_REMOTE_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;
+	}
+}
+
+static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
+{
+	struct srdma_req *req = &qp->req;
+	u8 syn = pkt->aeth.syndrome;
+
+	switch (srdma_syn_type(syn)) {
+	case SRDMA_SYN_ACK:
+		srdma_comp_ack_upto(qp, pkt->psn);
+		break;
+	case SRDMA_SYN_RNR:
+		/* 9.7.5.2.8: the NAKed PSN and later are retried later. */
+		srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
+		if (pkt->psn != req->una)
+			break;
+		if (!req->rnr_retry) {
+			srdma_qp_fatal(qp, qp->sq.ring.own,
+				       IB_WC_RNR_RETRY_EXC_ERR);
+			break;
+		}
+		if (req->rnr_retry != 7)
+			req->rnr_retry--;
+		req->rnr_wait = true;
+		req->need_retry = true;
+		mod_timer(&qp->rnr_timer, jiffies +
+			  usecs_to_jiffies(srdma_rnr_timer_usecs(srdma_syn_value(syn))));
+		break;
+	case SRDMA_SYN_NAK:
+		srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
+		if (pkt->psn != req->una)
+			break;
+		if (srdma_syn_value(syn) == SRDMA_NAK_PSN_SEQ) {
+			/* 9.7.5.2.1: resend from the NAKed PSN. */
+			if (!req->retry) {
+				srdma_qp_fatal(qp, qp->sq.ring.own,
+					       IB_WC_RETRY_EXC_ERR);
+				break;
+			}
+			req->retry--;
+			req->need_retry = true;
+			break;
+		}
+		/* Remote access, invalid request, remote operational. */
+		srdma_qp_fatal(qp, qp->sq.ring.own,
+			       srdma_nak_status(srdma_syn_value(syn)));
+		break;
+	default:
+		break;
+	}
+}
+
+/**
+ * srdma_comp_rcv() - Handle a response packet
+ * @qp: the QP
+ * @pkt: the parsed packet
+ * @skb: the packet (skb->data at the BTH)
+ *
+ * Context: softirq, qp->lock held.
+ */
+void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
+		    const struct sk_buff *skb)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
+		return;
+
+	switch (pkt->opcode) {
+	case SRDMA_OP_RC_ACK:
+		srdma_comp_aeth(qp, pkt);
+		break;
+	case SRDMA_OP_RC_ATOMIC_ACK:
+		srdma_comp_atomic_ack(qp, pkt);
+		break;
+	case SRDMA_OP_RC_READ_RESP_FIRST:
+	case SRDMA_OP_RC_READ_RESP_MIDDLE:
+	case SRDMA_OP_RC_READ_RESP_LAST:
+	case SRDMA_OP_RC_READ_RESP_ONLY:
+		srdma_comp_read_resp(qp, pkt, skb);
+		break;
+	default:
+		break;
+	}
+}
+
+/**
+ * srdma_comp_timeout() - Local ACK timeout: retry or give up (9.7.6.1.1)
+ * @t: the QP's retransmit timer
+ *
+ * Context: timer (softirq).
+ */
+void srdma_comp_timeout(struct timer_list *t)
+{
+	struct srdma_qp *qp = from_timer(qp, t, retrans_timer);
+	bool run = false;
+
+	spin_lock_bh(&qp->lock);
+	if (qp->state == IB_QPS_RTS && qp->req.una != qp->req.psn &&
+	    !qp->req.rnr_wait) {
+		if (!qp->req.retry) {
+			srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_RETRY_EXC_ERR);
+		} else {
+			qp->req.retry--;
+			qp->req.need_retry = true;
+			srdma_comp_arm_timer(qp);
+			run = true;
+		}
+	}
+	spin_unlock_bh(&qp->lock);
+	if (run)
+		srdma_qp_kick(qp);
+}
+
+/**
+ * srdma_comp_rnr_timeout() - RNR wait over: the requester resumes
+ * @t: the QP's RNR timer
+ *
+ * Context: timer (softirq).
+ */
+void srdma_comp_rnr_timeout(struct timer_list *t)
+{
+	struct srdma_qp *qp = from_timer(qp, t, rnr_timer);
+
+	spin_lock_bh(&qp->lock);
+	qp->req.rnr_wait = false;
+	spin_unlock_bh(&qp->lock);
+	srdma_qp_kick(qp);
+}

@@ -1,0 +1,868 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Network glue: RoCEv2 (IBTA Annex A17) packets in UDP datagrams to port
+ * 4791, over IPv4 or IPv6, through the kernel's IP stack.
+ *
+ * Inventory, with the context of each entry point (details in
+ * Documentation/locking.rst):
+ *
+ *   srdma_net_init/exit            module load/unload: the pernet operations
+ *   srdma_net_dev_attach/detach    process, may sleep: a device joins or
+ *                                  leaves the sockets of its namespace
+ *   srdma_net_dev_moved            process, RTNL held
+ *   srdma_net_ns_exit              process (namespace cleanup)
+ *   srdma_udp_encap_rcv            softirq: every datagram to port 4791
+ *   srdma_av_from_ah_attr          any context
+ *   srdma_net_alloc_skb,           any context, never sleep (with a
+ *   srdma_net_add_page,            non-sleeping gfp)
+ *   srdma_net_can_frag,
+ *   srdma_net_xmit
+ *
+ * Sockets. A device belongs to the network namespace of its netdev. The
+ * first device of a namespace opens an IPv4 and an IPv6 (v6only) UDP tunnel
+ * socket bound to port 4791 there; the last one to leave closes them. So
+ * loading the module takes no port anywhere, and rdma_rxe, which binds
+ * port 4791 in the initial namespace, can share a machine with softrdma
+ * devices in other namespaces.
+ *
+ * Receive. The UDP layer calls srdma_udp_encap_rcv() for each datagram,
+ * checksum verified, in softirq. The device is the one on the netdev the
+ * packet arrived on (or on the real device under a VLAN); a packet looped
+ * back through "lo" belongs to the device on the netdev that owns its
+ * destination address. srdma_rcv() runs under rcu_read_lock(), which is
+ * what keeps the device alive: detach waits for a grace period.
+ *
+ * Transmit. The transport allocates a packet with srdma_net_alloc_skb(),
+ * writes the BTH and the rest from skb->data on, optionally adds payload
+ * pages, and calls srdma_net_xmit(), which adds the ICRC, the UDP and IP
+ * headers, routes the packet and hands it to ip_local_out() or
+ * ip6_local_out(). The route is looked up for every packet; nothing is
+ * cached, so a route change applies to the next packet.
+ */
+
+#include <linux/if_vlan.h>
+#include <linux/inetdevice.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+
+#include "srdma.h"
+#include "srdma_hdr.h"
+#include "srdma_net.h"
+
+/* Any non-zero encap type makes UDP hand datagrams to encap_rcv. */
+#define SRDMA_UDP_ENCAP_TYPE	1
+
+#define srdma_net_dbg(sdev, fmt, ...)					\
+	ibdev_dbg_ratelimited(&(sdev)->ibdev, "net: " fmt, ##__VA_ARGS__)
+
+/**
+ * struct srdma_net - softrdma in one network namespace
+ * @net: the namespace; no reference, this structure lives as long as it
+ * @sock4: IPv4 UDP socket bound to port 4791, or NULL
+ * @sock6: IPv6 (v6only) UDP socket bound to port 4791, or NULL (no IPv6)
+ * @devs: the attached devices (srdma_dev.net_node), oldest first; the
+ *	receive path walks it under RCU
+ *
+ * @sock4, @sock6 and @devs are written under srdma_net_lock. The sockets
+ * exist exactly while @devs is not empty.
+ */
+struct srdma_net {
+	struct net *net;
+	struct socket *sock4;
+	struct socket *sock6;
+	struct list_head devs;
+};
+
+static unsigned int srdma_net_id __read_mostly;
+
+/*
+ * Serializes attach, detach and namespace exit: every srdma_net's sockets
+ * and device list, and every srdma_dev.snet. Held across socket creation
+ * and release and across synchronize_net(); never taken in atomic context.
+ * Taken after RTNL (srdma_net_dev_moved()); nothing under it takes RTNL.
+ */
+static DEFINE_MUTEX(srdma_net_lock);
+
+/* --- Receive ------------------------------------------------------------ */
+
+/*
+ * The device of a netdev in this namespace: its own, or, for a VLAN, the
+ * real device's (the core puts a VLAN's addresses in the GID table of the
+ * device under it, so its packets are ours).
+ */
+static struct srdma_dev *srdma_net_dev_rcu(struct srdma_net *snet,
+					   const struct net_device *ndev)
+{
+	struct srdma_dev *sdev;
+
+	list_for_each_entry_rcu(sdev, &snet->devs, net_node)
+		if (sdev->ndev == ndev)
+			return sdev;
+	if (!is_vlan_dev(ndev))
+		return NULL;
+	ndev = vlan_dev_real_dev(ndev);
+	list_for_each_entry_rcu(sdev, &snet->devs, net_node)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+/* The netdev that owns the packet's destination address, if any. */
+static struct net_device *srdma_net_daddr_dev_rcu(struct srdma_net *snet,
+						  const struct sk_buff *skb)
+{
+	if (skb->protocol == htons(ETH_P_IP))
+		return __ip_dev_find(snet->net, ip_hdr(skb)->daddr, false);
+	if (IS_ENABLED(CONFIG_IPV6) && skb->protocol == htons(ETH_P_IPV6))
+		return ipv6_stub->ipv6_dev_find(snet->net,
+						&ipv6_hdr(skb)->daddr, NULL);
+	return NULL;
+}
+
+/*
+ * Which device a packet is for. A packet to a local address leaves and
+ * re-enters through the loopback netdev whatever netdev has the address,
+ * so on "lo" the destination address decides; the device on "lo" itself
+ * (whose GIDs are 127.0.0.1 and ::1) gets what no other device claims.
+ */
+static struct srdma_dev *srdma_net_find_dev_rcu(struct srdma_net *snet,
+						const struct sk_buff *skb)
+{
+	struct net_device *ndev = skb->dev;
+	struct srdma_dev *sdev;
+
+	if (ndev->flags & IFF_LOOPBACK) {
+		struct net_device *owner = srdma_net_daddr_dev_rcu(snet, skb);
+
+		if (owner && owner != ndev) {
+			sdev = srdma_net_dev_rcu(snet, owner);
+			if (sdev)
+				return sdev;
+		}
+	}
+	return srdma_net_dev_rcu(snet, ndev);
+}
+
+/*
+ * UDP has verified the checksum (or found it zero, which RoCEv2 senders
+ * such as rdma_rxe use even over IPv6) and trimmed the datagram to the UDP
+ * length. Check what the transport relies on again: a whole UDP header and
+ * a UDP length equal to the datagram's (an IPv6 jumbogram's 0 is not
+ * RoCEv2); then pull the header, keeping a CHECKSUM_COMPLETE sum right.
+ */
+static bool srdma_net_udp_pull(struct sk_buff *skb)
+{
+	if (!pskb_may_pull(skb, sizeof(struct udphdr)))
+		return false;
+	if (ntohs(udp_hdr(skb)->len) != skb->len)
+		return false;
+	skb_pull_rcsum(skb, sizeof(struct udphdr));
+	return true;
+}
+
+/*
+ * encap_rcv of both sockets. Returns 0: the datagram is consumed, whatever
+ * happened to it.
+ *
+ * Context: softirq.
+ */
+static int srdma_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct srdma_net *snet;
+	struct srdma_dev *sdev;
+
+	rcu_read_lock();
+	/* NULL once the socket is being released. */
+	snet = rcu_dereference_sk_user_data(sk);
+	if (unlikely(!snet))
+		goto drop;
+
+	sdev = srdma_net_find_dev_rcu(snet, skb);
+	if (unlikely(!sdev)) {
+		/*
+		 * Port 4791 belongs to the namespace, not to a device: count
+		 * the packet on the oldest device there, so that the sum of
+		 * rx_drop_no_device over the namespace's devices is right.
+		 */
+		sdev = list_first_or_null_rcu(&snet->devs, struct srdma_dev,
+					      net_node);
+		if (sdev)
+			srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_NO_DEV);
+		goto drop;
+	}
+
+	srdma_counter_inc(sdev, SRDMA_CNT_RX_PKTS);
+	if (unlikely(!srdma_net_udp_pull(skb))) {
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_MALFORMED);
+		goto drop;
+	}
+	srdma_rcv(sdev, skb);
+	rcu_read_unlock();
+	return 0;
+
+drop:
+	rcu_read_unlock();
+	kfree_skb(skb);
+	return 0;
+}
+
+/* --- Sockets and devices per namespace ---------------------------------- */
+
+static struct socket *srdma_net_sock_open(struct srdma_net *snet, bool ipv6)
+{
+	struct udp_tunnel_sock_cfg tnl_cfg = {
+		.sk_user_data = snet,
+		.encap_type = SRDMA_UDP_ENCAP_TYPE,
+		.encap_rcv = srdma_udp_encap_rcv,
+	};
+	/*
+	 * Bound to the wildcard address. use_udp6_rx_checksums stays 0: a
+	 * zero UDP checksum over IPv6 is accepted, as RoCEv2 peers send it.
+	 */
+	struct udp_port_cfg cfg = {
+		.family = ipv6 ? AF_INET6 : AF_INET,
+		.local_udp_port = htons(SRDMA_UDP_PORT),
+		.ipv6_v6only = ipv6,
+	};
+	struct socket *sock;
+	int err;
+
+	if (ipv6 && !IS_ENABLED(CONFIG_IPV6))
+		return ERR_PTR(-EAFNOSUPPORT);
+	err = udp_sock_create(snet->net, &cfg, &sock);
+	if (err)
+		return ERR_PTR(err);
+	setup_udp_tunnel_sock(snet->net, sock, &tnl_cfg);
+	return sock;
+}
+
+static void srdma_net_socks_close(struct srdma_net *snet)
+{
+	lockdep_assert_held(&srdma_net_lock);
+	/* Clears sk_user_data first: a receive in flight sees NULL. */
+	if (snet->sock6)
+		udp_tunnel_sock_release(snet->sock6);
+	if (snet->sock4)
+		udp_tunnel_sock_release(snet->sock4);
+	snet->sock6 = NULL;
+	snet->sock4 = NULL;
+}
+
+static int srdma_net_sock_err(const struct net_device *ndev,
+			      const char *family, int err)
+{
+	if (err == -EADDRINUSE)
+		pr_err("softrdma: cannot add a device on %s: UDP port %u is in use in this network namespace (rdma_rxe?)\n",
+		       netdev_name(ndev), SRDMA_UDP_PORT);
+	else
+		pr_err("softrdma: cannot add a device on %s: %s UDP socket on port %u: error %d\n",
+		       netdev_name(ndev), family, SRDMA_UDP_PORT, err);
+	return err;
+}
+
+static int srdma_net_socks_open(struct srdma_net *snet,
+				const struct net_device *ndev)
+{
+	struct socket *sock;
+
+	lockdep_assert_held(&srdma_net_lock);
+	sock = srdma_net_sock_open(snet, false);
+	if (IS_ERR(sock))
+		return srdma_net_sock_err(ndev, "IPv4", PTR_ERR(sock));
+	snet->sock4 = sock;
+
+	sock = srdma_net_sock_open(snet, true);
+	if (IS_ERR(sock) && PTR_ERR(sock) == -EAFNOSUPPORT) {
+		/* IPv6 disabled (ipv6.disable=1): IPv4 only. */
+		pr_info("softrdma: no IPv6, RoCEv2 over IPv4 only in the namespace of %s\n",
+			netdev_name(ndev));
+		return 0;
+	}
+	if (IS_ERR(sock)) {
+		srdma_net_socks_close(snet);
+		return srdma_net_sock_err(ndev, "IPv6", PTR_ERR(sock));
+	}
+	snet->sock6 = sock;
+	return 0;
+}
+
+/**
+ * srdma_net_dev_attach() - Connect a device to its network namespace
+ * @sdev: a device being created; sdev->ndev set, counters and QP table
+ *	ready (packets may reach srdma_rcv() as soon as this returns)
+ *
+ * The device joins the namespace its netdev is in now. The first device of
+ * a namespace opens the namespace's UDP sockets on port 4791; that fails
+ * with -EADDRINUSE, and says so in the log, when another socket (rdma_rxe's
+ * in the initial namespace) has the port.
+ *
+ * Context: process; may sleep. Takes srdma_net_lock.
+ * Return: 0, -ENODEV when the namespace is being dismantled, or the
+ * error of socket creation.
+ */
+int srdma_net_dev_attach(struct srdma_dev *sdev)
+{
+	struct srdma_net *snet;
+	struct net *net;
+	int err = 0;
+
+	/*
+	 * A namespace whose last reference is gone may still hold netdevs
+	 * on their way out; do not open sockets in it. Holding the reference
+	 * keeps its exit from running until the device is on the list.
+	 */
+	net = maybe_get_net(dev_net(sdev->ndev));
+	if (!net)
+		return -ENODEV;
+
+	mutex_lock(&srdma_net_lock);
+	snet = net_generic(net, srdma_net_id);
+	if (list_empty(&snet->devs)) {
+		err = srdma_net_socks_open(snet, sdev->ndev);
+		if (err)
+			goto out;
+	}
+	list_add_tail_rcu(&sdev->net_node, &snet->devs);
+	sdev->snet = snet;
+out:
+	mutex_unlock(&srdma_net_lock);
+	put_net(net);
+	return err;
+}
+
+/**
+ * srdma_net_dev_detach() - Disconnect a device from its network namespace
+ * @sdev: an attached device, unregistered or never registered
+ *
+ * Removes the device from the receive lookup, closes the namespace's
+ * sockets if it was the last device there, and waits until no receive
+ * path can still be running on the device: it may be freed on return.
+ * Does nothing but wait when the namespace went away first (see
+ * srdma_net_ns_exit()).
+ *
+ * Context: process; may sleep (waits for an RCU grace period). Takes
+ * srdma_net_lock.
+ */
+void srdma_net_dev_detach(struct srdma_dev *sdev)
+{
+	struct srdma_net *snet;
+
+	mutex_lock(&srdma_net_lock);
+	snet = sdev->snet;
+	if (snet) {
+		list_del_rcu(&sdev->net_node);
+		sdev->snet = NULL;
+		if (list_empty(&snet->devs))
+			srdma_net_socks_close(snet);
+	}
+	/*
+	 * Under the lock, so that a namespace exit that finds no device
+	 * cannot free snet while a receive still walks it.
+	 */
+	synchronize_net();
+	mutex_unlock(&srdma_net_lock);
+}
+
+/**
+ * srdma_net_dev_moved() - Whether a device's netdev left its namespace
+ * @sdev: an attached device
+ *
+ * A netdev that moves to another namespace sends NETDEV_UNREGISTER, which
+ * unregisters its device; one that moved while its device was being
+ * created, before the netdev notifier could see the device, is caught by
+ * this check.
+ *
+ * Context: process, RTNL held (the netdev cannot move meanwhile). Takes
+ * srdma_net_lock.
+ * Return: true when the device is no longer attached to the namespace its
+ * netdev is in.
+ */
+bool srdma_net_dev_moved(struct srdma_dev *sdev)
+{
+	bool moved;
+
+	ASSERT_RTNL();
+	mutex_lock(&srdma_net_lock);
+	moved = !sdev->snet || !net_eq(sdev->snet->net, dev_net(sdev->ndev));
+	mutex_unlock(&srdma_net_lock);
+	return moved;
+}
+
+static int __net_init srdma_net_ns_init(struct net *net)
+{
+	struct srdma_net *snet = net_generic(net, srdma_net_id);
+
+	snet->net = net;
+	INIT_LIST_HEAD(&snet->devs);
+	return 0;
+}
+
+/*
+ * The namespace is going away. This is a subsys exit, so it runs after
+ * every device exit, when all netdevs of the namespace have been
+ * unregistered or moved out; unregistering a netdev waited for its
+ * device's reference, so those devices have detached already. A device
+ * can only still be here if its netdev moved out (a physical netdev goes
+ * back to the initial namespace, or "ip link set netns"): its
+ * unregistration is queued but may not have run yet. Such devices are cut
+ * loose: off the list, snet cleared (detach then has nothing to do), and
+ * the sockets closed, since they must not outlive the namespace.
+ */
+static void __net_exit srdma_net_ns_exit(struct net *net)
+{
+	struct srdma_net *snet = net_generic(net, srdma_net_id);
+	struct srdma_dev *sdev, *tmp;
+
+	mutex_lock(&srdma_net_lock);
+	if (!list_empty(&snet->devs)) {
+		list_for_each_entry_safe(sdev, tmp, &snet->devs, net_node) {
+			list_del_rcu(&sdev->net_node);
+			sdev->snet = NULL;
+		}
+		srdma_net_socks_close(snet);
+		/* snet is freed when this returns. */
+		synchronize_net();
+	}
+	mutex_unlock(&srdma_net_lock);
+}
+
+static struct pernet_operations srdma_net_ops = {
+	.init = srdma_net_ns_init,
+	.exit = srdma_net_ns_exit,
+	.id = &srdma_net_id,
+	.size = sizeof(struct srdma_net),
+};
+
+/**
+ * srdma_net_init() - Register the per-namespace state
+ *
+ * Opens no socket: that waits for the first device of a namespace.
+ *
+ * Context: module load, process.
+ * Return: 0 or -errno.
+ */
+int srdma_net_init(void)
+{
+	/* subsys, not device: exit after every netdev has left the netns. */
+	return register_pernet_subsys(&srdma_net_ops);
+}
+
+/**
+ * srdma_net_exit() - Unregister the per-namespace state
+ *
+ * Context: module unload, process, after every device has been freed.
+ */
+void srdma_net_exit(void)
+{
+	unregister_pernet_subsys(&srdma_net_ops);
+}
+
+/* --- Address vectors ---------------------------------------------------- */
+
+union srdma_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
+/**
+ * srdma_av_from_ah_attr() - Build an address vector from an AH attribute
+ * @sdev: the device
+ * @av: filled in
+ * @attr: a RoCE AH attribute with a GRH whose sgid_attr the core resolved
+ *	(create_ah, modify_qp with IB_QP_AV)
+ * @src_qpn: local QP number, for the UDP source port
+ * @dst_qpn: remote QP number, for the UDP source port
+ *
+ * The source address is that of the source GID, the destination address
+ * that of the destination GID; both must be of the source GID's network
+ * type. The UDP source port follows the core's convention for RoCEv2
+ * (rdma_get_udp_sport()): derived from the flow label, or from the QP pair
+ * when the flow label is 0, so both ends of a connection pick the same one.
+ *
+ * Context: any; does not sleep.
+ * Return: 0, -EINVAL when the GID is not a RoCEv2 GID of @sdev or the GIDs'
+ * families differ, -ENODEV when the source GID's netdev is gone.
+ */
+int srdma_av_from_ah_attr(struct srdma_dev *sdev, struct srdma_av *av,
+			  const struct rdma_ah_attr *attr, u32 src_qpn,
+			  u32 dst_qpn)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
+	const struct ib_gid_attr *sgid_attr = grh->sgid_attr;
+	union srdma_sockaddr src, dst;
+	struct net_device *ndev;
+
+	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH) || !sgid_attr ||
+	    sgid_attr->device != &sdev->ibdev ||
+	    sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+
+	rdma_gid2ip(&src.sa, &sgid_attr->gid);
+	rdma_gid2ip(&dst.sa, &grh->dgid);
+	if (src.sa.sa_family != dst.sa.sa_family)
+		return -EINVAL;
+
+	memset(av, 0, sizeof(*av));
+	switch (rdma_gid_attr_network_type(sgid_attr)) {
+	case RDMA_NETWORK_IPV4:
+		av->net_type = SRDMA_NET_IPV4;
+		av->saddr.v4 = src.in.sin_addr.s_addr;
+		av->daddr.v4 = dst.in.sin_addr.s_addr;
+		break;
+	case RDMA_NETWORK_IPV6:
+		av->net_type = SRDMA_NET_IPV6;
+		av->saddr.v6 = src.in6.sin6_addr;
+		av->daddr.v6 = dst.in6.sin6_addr;
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(sgid_attr);
+	if (!IS_ERR(ndev))
+		av->ifindex = ndev->ifindex;
+	rcu_read_unlock();
+	if (IS_ERR(ndev))
+		return PTR_ERR(ndev);
+
+	av->tclass = grh->traffic_class;
+	av->hop_limit = grh->hop_limit;
+	av->flow_label = grh->flow_label & IB_GRH_FLOWLABEL_MASK;
+	av->sport = cpu_to_be16(rdma_get_udp_sport(av->flow_label, src_qpn,
+						   dst_qpn));
+	return 0;
+}
+
+/* --- Transmit ----------------------------------------------------------- */
+
+static unsigned int srdma_net_hdr_len(const struct srdma_av *av)
+{
+	return sizeof(struct udphdr) + (av->net_type == SRDMA_NET_IPV4 ?
+					sizeof(struct iphdr) :
+					sizeof(struct ipv6hdr));
+}
+
+/**
+ * srdma_net_alloc_skb() - Allocate a packet to send
+ * @sdev: the device
+ * @av: where it will go (for the size of its IP header)
+ * @len: bytes the caller will skb_put(): BTH, extended headers, and the
+ *	payload and pad it copies into the linear part
+ * @gfp: allocation flags (GFP_ATOMIC in atomic context)
+ *
+ * The skb has headroom for the link-layer, IP and UDP headers, skb->data
+ * at the BTH, and tailroom for @len bytes and the ICRC. Payload not
+ * copied goes in with srdma_net_add_page(). A failure counts
+ * tx_drop_nomem.
+ *
+ * Context: any, as @gfp allows.
+ * Return: the skb, or NULL.
+ */
+struct sk_buff *srdma_net_alloc_skb(struct srdma_dev *sdev,
+				    const struct srdma_av *av,
+				    unsigned int len, gfp_t gfp)
+{
+	unsigned int hroom = LL_RESERVED_SPACE(sdev->ndev) +
+			     srdma_net_hdr_len(av);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(hroom + len + SRDMA_ICRC_SIZE, gfp);
+	if (unlikely(!skb)) {
+		srdma_counter_inc(sdev, SRDMA_CNT_TX_DROP_NOMEM);
+		return NULL;
+	}
+	skb_reserve(skb, hroom);
+	skb->protocol = av->net_type == SRDMA_NET_IPV4 ? htons(ETH_P_IP) :
+							 htons(ETH_P_IPV6);
+	return skb;
+}
+
+/**
+ * srdma_net_can_frag() - Whether payload should go in as page fragments
+ * @sdev: the device
+ *
+ * True when the netdev does scatter-gather. Otherwise the stack would
+ * linearize a fragmented packet before it reaches the driver, a second
+ * allocation and copy per packet: the caller should then reserve the
+ * payload in srdma_net_alloc_skb()'s @len and copy it, and use
+ * srdma_net_add_page() only when this returns true. Both give the same
+ * packet on the wire; the answer may change at any time (ethtool).
+ *
+ * Context: any.
+ */
+bool srdma_net_can_frag(const struct srdma_dev *sdev)
+{
+	return READ_ONCE(sdev->ndev->features) & NETIF_F_SG;
+}
+
+/**
+ * srdma_net_add_page() - Append payload by reference (zero copy)
+ * @skb: from srdma_net_alloc_skb(), headers and linear payload already put
+ * @page: page holding the payload
+ * @off: offset of the payload in @page
+ * @len: bytes, within @page
+ *
+ * Takes a reference on @page (none when the bytes extend the previous
+ * fragment in the same page); the skb releases it when freed, possibly
+ * after srdma_net_xmit() returned, so the bytes must stay meaningful as
+ * long as a retransmission may need them. The packet is marked as sharing
+ * its fragments (SKBFL_SHARED_FRAG): their contents belong to the caller.
+ * One fragment slot stays free for the ICRC.
+ *
+ * Context: any.
+ * Return: 0, or -EMSGSIZE when the packet has no fragment slot left.
+ */
+int srdma_net_add_page(struct sk_buff *skb, struct page *page,
+		       unsigned int off, unsigned int len)
+{
+	struct skb_shared_info *shinfo = skb_shinfo(skb);
+	int i = shinfo->nr_frags;
+
+	if (skb_can_coalesce(skb, i, page, off)) {
+		skb_frag_size_add(&shinfo->frags[i - 1], len);
+	} else {
+		if (i >= MAX_SKB_FRAGS - 1)
+			return -EMSGSIZE;
+		get_page(page);
+		skb_fill_page_desc(skb, i, page, off, len);
+	}
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+	shinfo->flags |= SKBFL_SHARED_FRAG;
+	return 0;
+}
+
+/*
+ * Room for the ICRC at the very end of the packet: the linear tail when
+ * the packet has no fragment, else one more fragment, from the per-CPU
+ * page fragment cache (the payload pages are not ours to write).
+ */
+static bool srdma_net_put_icrc(struct sk_buff *skb)
+{
+	struct skb_shared_info *shinfo = skb_shinfo(skb);
+	struct page *page;
+	void *p;
+
+	if (!shinfo->nr_frags) {
+		if (WARN_ON_ONCE(skb_tailroom(skb) < SRDMA_ICRC_SIZE))
+			return false;
+		skb_put_zero(skb, SRDMA_ICRC_SIZE);
+		return true;
+	}
+	if (WARN_ON_ONCE(shinfo->nr_frags >= MAX_SKB_FRAGS))
+		return false;
+	p = netdev_alloc_frag(SRDMA_ICRC_SIZE);
+	if (!p)
+		return false;
+	memset(p, 0, SRDMA_ICRC_SIZE);
+	page = virt_to_head_page(p);
+	skb_fill_page_desc(skb, shinfo->nr_frags, page,
+			   p - page_address(page), SRDMA_ICRC_SIZE);
+	skb->len += SRDMA_ICRC_SIZE;
+	skb->data_len += SRDMA_ICRC_SIZE;
+	skb->truesize += SKB_DATA_ALIGN(SRDMA_ICRC_SIZE);
+	return true;
+}
+
+static struct dst_entry *srdma_net_route4(struct srdma_dev *sdev,
+					  const struct srdma_av *av,
+					  struct net *net)
+{
+	struct flowi4 fl4 = {};
+	struct rtable *rt;
+
+	fl4.flowi4_oif = av->ifindex;
+	fl4.flowi4_proto = IPPROTO_UDP;
+	fl4.saddr = av->saddr.v4;
+	fl4.daddr = av->daddr.v4;
+	/* The ports feed multipath hashing: the source port is entropy. */
+	fl4.fl4_sport = av->sport;
+	fl4.fl4_dport = htons(SRDMA_UDP_PORT);
+	rt = ip_route_output_key(net, &fl4);
+	if (IS_ERR(rt)) {
+		srdma_net_dbg(sdev, "no route from %pI4 to %pI4: %ld\n",
+			      &av->saddr.v4, &av->daddr.v4, PTR_ERR(rt));
+		return ERR_CAST(rt);
+	}
+	return &rt->dst;
+}
+
+static struct dst_entry *srdma_net_route6(struct srdma_dev *sdev,
+					  const struct srdma_av *av,
+					  struct net *net)
+{
+	struct flowi6 fl6 = {};
+	struct dst_entry *dst;
+
+	if (!IS_ENABLED(CONFIG_IPV6))
+		return ERR_PTR(-EAFNOSUPPORT);
+	fl6.flowi6_oif = av->ifindex;
+	fl6.flowi6_proto = IPPROTO_UDP;
+	fl6.saddr = av->saddr.v6;
+	fl6.daddr = av->daddr.v6;
+	fl6.flowlabel = ip6_make_flowinfo(av->tclass,
+					  cpu_to_be32(av->flow_label));
+	fl6.fl6_sport = av->sport;
+	fl6.fl6_dport = htons(SRDMA_UDP_PORT);
+	/* Fails (-EAFNOSUPPORT) when IPv6 is disabled at boot. */
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	if (IS_ERR(dst))
+		srdma_net_dbg(sdev, "no route from %pI6c to %pI6c: %ld\n",
+			      &av->saddr.v6, &av->daddr.v6, PTR_ERR(dst));
+	return dst;
+}
+
+static void srdma_net_push_udp(struct sk_buff *skb, __be16 sport)
+{
+	struct udphdr *uh;
+
+	__skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh = udp_hdr(skb);
+	uh->source = sport;
+	uh->dest = htons(SRDMA_UDP_PORT);
+	uh->len = htons(skb->len);
+	/*
+	 * Zero over IPv4, as rdma_rxe and RoCEv2 NICs send it: the ICRC
+	 * protects the packet. IPv6 sets it in srdma_net_push_ip6().
+	 */
+	uh->check = 0;
+}
+
+static void srdma_net_push_ip4(struct sk_buff *skb, const struct srdma_av *av,
+			       struct net *net)
+{
+	struct iphdr *iph;
+
+	__skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph = ip_hdr(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = av->tclass;
+	iph->tot_len = htons(skb->len);
+	/* RoCEv2 packets fit the path MTU and must not be fragmented. */
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = av->hop_limit ?: ip4_dst_hoplimit(skb_dst(skb));
+	iph->protocol = IPPROTO_UDP;
+	iph->check = 0;
+	iph->saddr = av->saddr.v4;
+	iph->daddr = av->daddr.v4;
+	ip_select_ident(net, skb, NULL);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+}
+
+static void srdma_net_push_ip6(struct sk_buff *skb, const struct srdma_av *av)
+{
+	unsigned int len = skb->len;
+	struct ipv6hdr *ip6h;
+
+	__skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6h = ipv6_hdr(skb);
+	ip6_flow_hdr(ip6h, av->tclass, cpu_to_be32(av->flow_label));
+	ip6h->payload_len = htons(len);
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = av->hop_limit ?: ip6_dst_hoplimit(skb_dst(skb));
+	ip6h->saddr = av->saddr.v6;
+	ip6h->daddr = av->daddr.v6;
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	/*
+	 * IPv6 wants a UDP checksum (RFC 8200 8.1). CHECKSUM_PARTIAL: the
+	 * netdev, or the stack before it, sums the final bytes, ICRC
+	 * included; the ICRC itself masks the field.
+	 */
+	udp6_set_csum(false, skb, &ip6h->saddr, &ip6h->daddr, len);
+}
+
+/**
+ * srdma_net_xmit() - Send a packet
+ * @sdev: the device
+ * @av: where to
+ * @skb: from srdma_net_alloc_skb(), skb->data at the BTH, everything up to
+ *	the ICRC in place (linear part and srdma_net_add_page() fragments);
+ *	consumed in all cases
+ *
+ * Appends the ICRC, adds the UDP header (source port from @av, destination
+ * port 4791) and the IP header (traffic class and hop limit from @av, DF
+ * over IPv4), routes the packet out of @av's interface from @av's source
+ * address and hands it to the IP stack, through which it goes like any
+ * locally generated datagram (netfilter, neighbour resolution, qdisc). A
+ * destination on this host, another device's or this one's, is reached
+ * through "lo". skb->cb belongs to the IP layer from here on; skb->sk,
+ * when the caller set it (with a destructor, for instance, to count
+ * packets in flight), is passed along. The packet counts in tx_packets
+ * when the stack accepts it, else in one tx_drop counter.
+ *
+ * Context: any but hard interrupt; never sleeps.
+ * Return: 0; -ENETUNREACH and the like when there is no route; -ENOMEM;
+ * -ENOBUFS or another -errno when the stack drops the packet.
+ */
+int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
+		   struct sk_buff *skb)
+{
+	struct net *net = dev_net(sdev->ndev);
+	bool ipv4 = av->net_type == SRDMA_NET_IPV4;
+	enum srdma_counter drop;
+	struct dst_entry *dst;
+	int err;
+
+	if (unlikely(!srdma_net_put_icrc(skb))) {
+		drop = SRDMA_CNT_TX_DROP_NOMEM;
+		err = -ENOMEM;
+		goto drop;
+	}
+	dst = ipv4 ? srdma_net_route4(sdev, av, net) :
+		     srdma_net_route6(sdev, av, net);
+	if (IS_ERR(dst)) {
+		drop = SRDMA_CNT_TX_DROP_NO_ROUTE;
+		err = PTR_ERR(dst);
+		goto drop;
+	}
+	skb_dst_set(skb, dst);
+
+	srdma_net_push_udp(skb, av->sport);
+	if (ipv4)
+		srdma_net_push_ip4(skb, av, net);
+	else
+		srdma_net_push_ip6(skb, av);
+	/* Over the headers just written, variant fields masked (A17.3.3). */
+	err = srdma_icrc_fill(skb);
+	if (WARN_ON_ONCE(err)) {
+		drop = SRDMA_CNT_TX_DROP_XMIT;
+		goto drop;
+	}
+
+	/* These set the IP length (and IPv4 checksum) again: both masked. */
+	if (ipv4)
+		err = ip_local_out(net, skb->sk, skb);
+	else
+		err = ip6_local_out(net, skb->sk, skb);
+	/* Positive values are NET_XMIT codes; congestion still sent it. */
+	if (err > 0)
+		err = net_xmit_errno(err);
+	if (unlikely(err)) {
+		srdma_counter_inc(sdev, SRDMA_CNT_TX_DROP_XMIT);
+		return err;
+	}
+	srdma_counter_inc(sdev, SRDMA_CNT_TX_PKTS);
+	return 0;
+
+drop:
+	srdma_counter_inc(sdev, drop);
+	kfree_skb(skb);
+	return err;
+}

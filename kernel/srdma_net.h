@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The network glue: RoCEv2 (IBTA Annex A17) over UDP port 4791, one pair of
+ * sockets per network namespace, address vectors, packet allocation and
+ * transmission. Documentation/design.rst ("Network") describes it and
+ * Documentation/locking.rst gives the context of every function.
+ */
+#ifndef SRDMA_NET_H
+#define SRDMA_NET_H
+
+#include <linux/in6.h>
+#include <linux/skbuff.h>
+#include <rdma/ib_verbs.h>
+
+struct srdma_dev;
+
+/**
+ * enum srdma_net_type - network header of a RoCEv2 packet
+ * @SRDMA_NET_IPV4: IPv4 (the GIDs are IPv4-mapped IPv6 addresses)
+ * @SRDMA_NET_IPV6: IPv6
+ */
+enum srdma_net_type {
+	SRDMA_NET_IPV4,
+	SRDMA_NET_IPV6,
+};
+
+/**
+ * union srdma_ip_addr - an IP address of the family its AV names
+ * @v4: IPv4 address
+ * @v6: IPv6 address
+ */
+union srdma_ip_addr {
+	__be32 v4;
+	struct in6_addr v6;
+};
+
+/**
+ * struct srdma_av - address vector: how to send to one destination
+ * @saddr: source address, the IP address of the source GID
+ * @daddr: destination address, from the destination GID
+ * @flow_label: IPv6 flow label (20 bits) as the GRH gives it, 0 when unset
+ * @ifindex: output interface: the netdev of the source GID, which is the
+ *	device's netdev or a VLAN on top of it
+ * @sport: UDP source port: ECMP entropy (IBTA Annex A17, RoCEv2), from the flow
+ *	label or, when that is 0, from the QP pair (rdma_get_udp_sport())
+ * @net_type: IPv4 or IPv6
+ * @tclass: traffic class: DSCP in bits 7..2, ECN in bits 1..0; the IPv4
+ *	TOS byte or the IPv6 traffic class
+ * @hop_limit: IPv4 TTL or IPv6 hop limit; 0 takes the route's default
+ *
+ * Plain data, built by srdma_av_from_ah_attr() and copied freely: it holds
+ * no reference. The route is looked up for every packet (srdma_net_xmit()),
+ * so an AV never goes stale beyond its addresses.
+ */
+struct srdma_av {
+	union srdma_ip_addr saddr;
+	union srdma_ip_addr daddr;
+	u32 flow_label;
+	int ifindex;
+	__be16 sport;
+	u8 net_type;
+	u8 tclass;
+	u8 hop_limit;
+};
+
+int srdma_net_init(void);
+void srdma_net_exit(void);
+int srdma_net_dev_attach(struct srdma_dev *sdev);
+void srdma_net_dev_detach(struct srdma_dev *sdev);
+bool srdma_net_dev_moved(struct srdma_dev *sdev);
+
+int srdma_av_from_ah_attr(struct srdma_dev *sdev, struct srdma_av *av,
+			  const struct rdma_ah_attr *attr, u32 src_qpn,
+			  u32 dst_qpn);
+
+struct sk_buff *srdma_net_alloc_skb(struct srdma_dev *sdev,
+				    const struct srdma_av *av,
+				    unsigned int len, gfp_t gfp);
+bool srdma_net_can_frag(const struct srdma_dev *sdev);
+int srdma_net_add_page(struct sk_buff *skb, struct page *page,
+		       unsigned int off, unsigned int len);
+int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
+		   struct sk_buff *skb);
+
+/**
+ * srdma_rcv() - The transport's receive entry point (srdma_recv.c)
+ * @sdev: the device the packet is for
+ * @skb: a RoCEv2 packet; consumed
+ *
+ * The network glue has found @sdev and checked the UDP header, whose
+ * length matches the datagram, then pulled it: skb->data is at the BTH.
+ * Nothing beyond the UDP header is checked yet, and the skb may be
+ * non-linear with a linear part shorter than the BTH (use pskb_may_pull()
+ * or skb_header_pointer()). The network and transport (UDP) headers are
+ * intact for the ICRC; the ICRC is still at the end of the packet.
+ *
+ * Context: softirq, under rcu_read_lock(): @sdev stays valid until
+ * srdma_rcv() returns, because srdma_net_dev_detach() waits for an RCU
+ * grace period before the device can be freed. An skb kept beyond the
+ * return (queued to a task) must first lose its noref dst
+ * (skb_dst_drop() or skb_dst_force()), must not use skb->dev, and must
+ * not keep @sdev without a reference of its own.
+ */
+void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb);
+
+#endif /* SRDMA_NET_H */

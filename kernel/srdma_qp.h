@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Queue pair state: the rings, the IBTA state, and the three transport
+ * engines of a reliable connected QP (IBTA 9.7):
+ *
+ *   requester  srdma_req.c   turns SQ WQEs into request packets, owns the
+ *                            send PSNs, retransmits (go-back-N)
+ *   completer  srdma_comp.c  consumes ACKs, NAKs, read and atomic
+ *                            responses; completes SQ WQEs; retry and RNR
+ *   responder  srdma_resp.c  executes requests: places SEND/WRITE data,
+ *                            answers READ and atomics, generates ACK/NAK,
+ *                            handles duplicates (9.7.5.1.4)
+ *
+ * All three run under qp->lock. Received packets are processed in the
+ * softirq that delivers them; packets are built under the lock and sent
+ * after it is released.
+ */
+#ifndef SRDMA_QP_H
+#define SRDMA_QP_H
+
+#include <linux/interrupt.h>
+#include <linux/skbuff.h>
+#include <linux/timer.h>
+#include <rdma/ib_mad.h>
+
+#include "srdma_hdr.h"
+#include "srdma_net.h"
+
+/* Does a received packet's opcode have the SRDMA_OPF_* @flag? */
+static inline bool srdma_pkt_is(const struct srdma_pkt *pkt, u32 flag)
+{
+	return pkt->info->flags & flag;
+}
+
+/* The operation of a request: SRDMA_OPF_SEND, _WRITE, _READ or _ATOMIC. */
+static inline u32 srdma_pkt_op(const struct srdma_pkt *pkt)
+{
+	return pkt->info->flags & (SRDMA_OPF_SEND | SRDMA_OPF_WRITE |
+				   SRDMA_OPF_READ | SRDMA_OPF_ATOMIC);
+}
+
+#define SRDMA_RNR_SYN(timer)	srdma_syn(SRDMA_SYN_RNR, (timer))
+#define SRDMA_NAK_SYN(code)	srdma_syn(SRDMA_SYN_NAK, (code))
+
+/* Packets one pass of the transmit engine sends before it yields. */
+#define SRDMA_TX_BUDGET		64
+/* Request packets outstanding (sent, not acknowledged) at most. */
+#define SRDMA_MAX_INFLIGHT	512
+/* The requester asks for an ACK at least every this many packets. */
+#define SRDMA_ACK_REQ_EVERY	32
+
+/**
+ * struct srdma_swqe - a send WQE as the kernel holds it
+ * @wqe: the WQE header, copied once from the ring and validated
+ * @first_psn: PSN of its first packet (assigned when first sent)
+ * @npkts: PSNs it consumes: request packets, or response packets of a READ
+ * @length: message length in bytes
+ * @started: @first_psn is assigned
+ * @body: what follows the header in the ring slot: struct srdma_sge[]
+ *	or inline data
+ */
+struct srdma_swqe {
+	u32 first_psn;
+	u32 npkts;
+	u32 length;
+	bool started;
+	struct srdma_send_wqe wqe;
+	u8 body[];
+};
+
+/**
+ * struct srdma_rd_res - a responder resource (IBTA 9.7.5.1.4, C9-150)
+ * @type: 0 (free), SRDMA_RES_READ or SRDMA_RES_ATOMIC
+ * @first_psn: PSN of the request
+ * @last_psn: PSN of its last response
+ * @va: READ: next address to send; ATOMIC: target address
+ * @rkey: R_Key of the request
+ * @resid: READ: bytes still to send
+ * @start_psn: READ: PSN of the first response of this (re)execution
+ * @next_psn: READ: PSN of the next response packet to send
+ * @orig: ATOMIC: the original value returned (replayed for duplicates)
+ */
+struct srdma_rd_res {
+	u8 type;
+	u32 first_psn;
+	u32 last_psn;
+	u64 va;
+	u32 rkey;
+	u32 resid;
+	u32 start_psn;
+	u32 next_psn;
+	u64 orig;
+};
+
+#define SRDMA_RES_READ		1
+#define SRDMA_RES_ATOMIC	2
+
+/**
+ * struct srdma_req - requester state
+ * @fetch: next ring index to copy into the shadow
+ * @cur: index of the WQE being transmitted
+ * @cur_off: bytes of @cur already transmitted in this pass
+ * @psn: PSN of the next request packet
+ * @una: oldest unacknowledged PSN
+ * @rd_atomic: READ/atomic requests outstanding
+ * @retry: retransmissions left before IB_WC_RETRY_EXC_ERR (retry_cnt)
+ * @rnr_retry: RNR retries left (7: infinite)
+ * @rnr_wait: an RNR NAK paused the requester until @rnr_timer fires
+ * @need_retry: go back to @una on the next pass
+ * @pkts_since_ack_req: packets sent since the last AckReq bit
+ */
+struct srdma_req {
+	u32 fetch;
+	u32 cur;
+	u32 cur_off;
+	u32 psn;
+	u32 una;
+	u32 rd_atomic;
+	u8 retry;
+	u8 rnr_retry;
+	bool rnr_wait;
+	bool need_retry;
+	u32 pkts_since_ack_req;
+};
+
+/**
+ * struct srdma_resp - responder state
+ * @epsn: expected PSN of the next request
+ * @msn: message sequence number (IBTA 9.7.5.1.2), of the last message done
+ * @nak_psn_sent: a PSN sequence error NAK was sent for @epsn
+ * @cur_op: SEND or WRITE message in progress (opcode of its first packet
+ *	class), 0 when the next packet must start a message
+ * @rwqe_valid: @rwqe holds the receive WQE of the SEND in progress
+ * @recv_off: bytes of the SEND in progress already placed
+ * @write_va: next address of the WRITE in progress
+ * @write_rkey: its R_Key
+ * @write_resid: bytes the WRITE may still place (from its RETH)
+ * @write_len: length of the WRITE in progress (from its RETH)
+ * @res: responder resources, max_dest_rd_atomic of them
+ * @nres: entries in @res
+ * @res_next: next entry of @res to use (round robin: the oldest is reused)
+ * @ack_pending: an ACK for @ack_psn must be sent
+ * @ack_psn: PSN the pending ACK acknowledges
+ * @ack_syndrome: syndrome of the pending ACK or NAK
+ * @fatal: a NAK of an error class is pending; the QP enters the error
+ *	state once it is sent
+ * @rwqe: copy of the receive WQE in use (header and SGEs)
+ */
+struct srdma_resp {
+	u32 epsn;
+	u32 msn;
+	bool nak_psn_sent;
+	u8 cur_op;
+	bool rwqe_valid;
+	u32 recv_off;
+	u64 write_va;
+	u32 write_rkey;
+	u32 write_resid;
+	u32 write_len;
+	struct srdma_rd_res *res;
+	u32 nres;
+	u32 res_next;
+	bool ack_pending;
+	u32 ack_psn;
+	u8 ack_syndrome;
+	bool fatal;
+	struct srdma_recv_wqe *rwqe;
+};
+
+#endif /* SRDMA_QP_H */

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Receive path: every RoCEv2 packet for a softrdma device enters here, in
+ * the softirq that delivered its UDP datagram, and is checked in a fixed
+ * order before any of its fields is trusted (IBTA 9.6):
+ *
+ *   1. length and headers   srdma_pkt_parse(): the BTH and the extended
+ *                           headers of its opcode are present, the opcode
+ *                           is known, TVer is 0, pad and length agree
+ *   2. QP context           the destination QP exists, is of the
+ *                           opcode's transport and may receive now
+ *   3. ICRC                 over the invariant fields (srdma_icrc.c)
+ *
+ * Only then is the packet handed to the responder (requests) or the
+ * completer (responses), under the QP's lock. Each drop is counted.
+ */
+
+#include "srdma.h"
+#include "srdma_hdr.h"
+
+static bool srdma_rcv_qp_ok(struct srdma_qp *qp, const struct srdma_pkt *pkt)
+{
+	/* Only the RC transport is implemented. */
+	if (qp->ibqp.qp_type != IB_QPT_RC ||
+	    !srdma_opcode_transport(pkt->opcode) == SRDMA_TRANSPORT_RC)
+		return false;
+	/* 9.6.1.3: the P_Key must match the QP's (the only one). */
+	if ((pkt->pkey & 0x7fff) != (IB_DEFAULT_PKEY_FULL & 0x7fff))
+		return false;
+	return true;
+}
+
+/**
+ * srdma_rcv() - Process one received RoCEv2 packet
+ * @sdev: the device it arrived on
+ * @skb: the packet, skb->data at the BTH, skb->len up to and including
+ *	the ICRC, network header valid; consumed
+ *
+ * Context: softirq, rcu_read_lock held (by the UDP receive path).
+ */
+void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb)
+{
+	struct srdma_pkt pkt;
+	struct srdma_qp *qp;
+	enum srdma_drop why;
+
+	why = srdma_pkt_parse(skb, &pkt);
+	if (why != SRDMA_DROP_NONE) {
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_MALFORMED);
+		goto drop;
+	}
+
+	qp = xa_load(&sdev->qp_xa, pkt.qpn);
+	if (!qp) {
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_NO_QP);
+		goto drop;
+	}
+	if (!srdma_rcv_qp_ok(qp, &pkt)) {
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_QP_STATE);
+		goto drop;
+	}
+
+	if (srdma_icrc_verify(skb)) {
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_BAD_ICRC);
+		goto drop;
+	}
+
+	srdma_qp_rcv(qp, &pkt, skb);
+drop:
+	kfree_skb(skb);
+}

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * RC requester (IBTA 9.7.1, 9.7.4): takes WQEs from the SQ ring, copies
+ * each once into the kernel's shadow of the ring and validates it there,
+ * assigns PSNs and turns it into request packets of at most the path MTU.
+ * Retransmission is go-back-N from the oldest unacknowledged PSN
+ * (srdma_req.una); the completer decides when (srdma_comp.c).
+ *
+ * Every function here runs with qp->lock held.
+ */
+
+#include "srdma.h"
+#include "srdma_hdr.h"
+
+static bool srdma_wr_is_read_atomic(u8 op)
+{
+	return op == IB_UVERBS_WR_RDMA_READ ||
+	       op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/**
+ * srdma_swqe_at() - The shadow of SQ entry @idx
+ * @qp: the QP
+ * @idx: free-running SQ index
+ *
+ * Return: the kernel's copy of the WQE.
+ */
+struct srdma_swqe *srdma_swqe_at(struct srdma_qp *qp, u32 idx)
+{
+	return qp->sq_shadow +
+	       (size_t)srdma_ring_slot(idx, qp->sq.ring.num) * qp->sq_shadow_stride;
+}
+
+/* SGEs of a shadow WQE (valid when it is not inline). */
+static struct srdma_sge *srdma_swqe_sge(struct srdma_swqe *sw)
+{
+	return (struct srdma_sge *)sw->body;
+}
+
+/*
+ * Check a WQE copied from the ring (IBTA 10.8.3: a malformed WQE completes
+ * in error and moves the QP to the error state). Computes its length.
+ */
+static bool srdma_req_validate(struct srdma_qp *qp, struct srdma_swqe *sw)
+{
+	struct srdma_send_wqe *w = &sw->wqe;
+	struct srdma_sge *sge = srdma_swqe_sge(sw);
+	u64 len = 0;
+	int i;
+
+	switch (w->opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+	case IB_UVERBS_WR_SEND_WITH_INV:
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+	case IB_UVERBS_WR_RDMA_READ:
+		break;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		/* IBTA 9.4.5: 8 bytes, naturally aligned on the responder. */
+		if (w->flags & SRDMA_WQE_INLINE || w->num_sge != 1 ||
+		    sge[0].length != sizeof(u64) ||
+		    w->wr.atomic.remote_addr & (sizeof(u64) - 1))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	if (w->flags & SRDMA_WQE_INLINE) {
+		if (srdma_wr_is_read_atomic(w->opcode) ||
+		    w->inline_len > qp->sq.max_inline)
+			return false;
+		len = w->inline_len;
+	} else {
+		if (w->num_sge > qp->sq.max_sge)
+			return false;
+		for (i = 0; i < w->num_sge; i++)
+			len += sge[i].length;
+	}
+	if (len > SRDMA_MAX_MSG_SIZE)
+		return false;
+	sw->length = len;
+	sw->started = false;
+	return true;
+}
+
+/*
+ * Copy the next WQE from the ring into the shadow.
+ * Return: 1 when a WQE was fetched, 0 when none is posted, or a negative
+ * error when the ring or the WQE is corrupt.
+ */
+static int srdma_req_fetch(struct srdma_qp *qp)
+{
+	struct srdma_ring *r = &qp->sq.ring;
+	struct srdma_swqe *sw;
+	const u8 *slot;
+	u32 prod;
+
+	prod = smp_load_acquire(&r->ctrl->prod);	/* WQEs below prod */
+	if (!srdma_ring_index_ok(r->own, prod, r->num, false) ||
+	    !srdma_ring_index_ok(qp->req.fetch, prod, r->num, false))
+		return -EPROTO;
+	if (prod == qp->req.fetch)
+		return 0;
+	sw = srdma_swqe_at(qp, qp->req.fetch);
+	slot = r->buf + srdma_ring_slot(qp->req.fetch, r->num) * r->stride;
+	/* The one read of the entry: the process may rewrite it any time. */
+	memcpy(&sw->wqe, slot, sizeof(sw->wqe));
+	memcpy(sw->body, slot + sizeof(sw->wqe), r->stride - sizeof(sw->wqe));
+	if (!srdma_req_validate(qp, sw))
+		return -EINVAL;
+	qp->req.fetch++;
+	return 1;
+}
+
+/* Copy @len bytes at offset @off of the message of @sw into @dst. */
+static bool srdma_req_gather(struct srdma_qp *qp, struct srdma_swqe *sw,
+			     u32 off, void *dst, u32 len)
+{
+	if (sw->wqe.flags & SRDMA_WQE_INLINE) {
+		memcpy(dst, sw->body + off, len);
+		return true;
+	}
+	return srdma_sgl_copy(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+			      srdma_swqe_sge(sw), sw->wqe.num_sge, off, len,
+			      SRDMA_GATHER, dst, NULL, 0);
+}
+
+/* Packets a message of @len bytes takes at @pmtu (at least one). */
+static u32 srdma_npkts(u32 len, u32 pmtu)
+{
+	return len ? DIV_ROUND_UP(len, pmtu) : 1;
+}
+
+/* Opcode of the packet at position @first/@last of a SEND or WRITE. */
+static u8 srdma_req_opcode(u8 wr_op, bool first, bool last)
+{
+	static const u8 send[2][2] = {
+		{ SRDMA_OP_RC_SEND_MIDDLE, SRDMA_OP_RC_SEND_LAST },
+		{ SRDMA_OP_RC_SEND_FIRST, SRDMA_OP_RC_SEND_ONLY },
+	};
+	static const u8 write[2][2] = {
+		{ SRDMA_OP_RC_WRITE_MIDDLE, SRDMA_OP_RC_WRITE_LAST },
+		{ SRDMA_OP_RC_WRITE_FIRST, SRDMA_OP_RC_WRITE_ONLY },
+	};
+
+	switch (wr_op) {
+	case IB_UVERBS_WR_SEND:
+		return send[first][last];
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		if (!last)
+			return send[first][last];
+		return first ? SRDMA_OP_RC_SEND_ONLY_IMM :
+			       SRDMA_OP_RC_SEND_LAST_IMM;
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		if (!last)
+			return send[first][last];
+		return first ? SRDMA_OP_RC_SEND_ONLY_INV :
+			       SRDMA_OP_RC_SEND_LAST_INV;
+	case IB_UVERBS_WR_RDMA_WRITE:
+		return write[first][last];
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		if (!last)
+			return write[first][last];
+		return first ? SRDMA_OP_RC_WRITE_ONLY_IMM :
+			       SRDMA_OP_RC_WRITE_LAST_IMM;
+	case IB_UVERBS_WR_RDMA_READ:
+		return SRDMA_OP_RC_READ_REQ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return SRDMA_OP_RC_CMP_SWAP;
+	default:
+		return SRDMA_OP_RC_FETCH_ADD;
+	}
+}
+
+/*
+ * Build the next request packet of @sw, starting @cur_off bytes into the
+ * message, with PSN req.psn. Return: the skb, or NULL (no memory, or a
+ * local protection error, which *@bad reports).
+ */
+static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
+					struct srdma_swqe *sw, bool *bad)
+{
+	struct srdma_send_wqe *w = &sw->wqe;
+	u32 pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	u32 off = qp->req.cur_off, paylen = 0;
+	bool first, last, ack_req;
+	struct srdma_pkt pkt = {};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	first = off == 0;
+	if (srdma_wr_is_read_atomic(w->opcode)) {
+		last = true;
+	} else {
+		paylen = min(pmtu, sw->length - off);
+		last = off + paylen == sw->length;
+	}
+	pkt.opcode = srdma_req_opcode(w->opcode, first, last);
+	pkt.psn = qp->req.psn;
+	pkt.qpn = qp->attr.dest_qp_num;
+	pkt.pkey = IB_DEFAULT_PKEY_FULL;
+	pkt.se = last && (w->flags & SRDMA_WQE_SOLICITED);
+	ack_req = last ||
+		  ++qp->req.pkts_since_ack_req >= SRDMA_ACK_REQ_EVERY;
+	pkt.ackreq = ack_req;
+	pkt.paylen = paylen;
+	pkt.pad = (4 - (paylen & 3)) & 3;
+
+	switch (w->opcode) {
+	case IB_UVERBS_WR_RDMA_READ:
+		/* A retried READ asks only for what has not arrived. */
+		pkt.reth.va = w->wr.rdma.remote_addr + off;
+		pkt.reth.rkey = w->wr.rdma.rkey;
+		pkt.reth.len = sw->length - off;
+		break;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		pkt.atmeth.va = w->wr.atomic.remote_addr;
+		pkt.atmeth.rkey = w->wr.atomic.rkey;
+		pkt.atmeth.swap_add = w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ?
+				      w->wr.atomic.swap : w->wr.atomic.compare_add;
+		pkt.atmeth.compare = w->wr.atomic.compare_add;
+		break;
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		pkt.reth.va = w->wr.rdma.remote_addr;
+		pkt.reth.rkey = w->wr.rdma.rkey;
+		pkt.reth.len = sw->length;
+		break;
+	default:
+		break;
+	}
+	pkt.imm = w->ex.imm_data;
+	pkt.ieth_rkey = w->ex.invalidate_rkey;
+
+	skb = srdma_net_alloc_skb(to_sdev(qp->ibqp.device), &qp->av,
+				  srdma_pkt_hdr_len(pkt.opcode) + paylen + pkt.pad,
+				  GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	srdma_pkt_build_hdrs(skb_put(skb, srdma_pkt_hdr_len(pkt.opcode)), &pkt);
+	payload = skb_put(skb, paylen + pkt.pad);
+	if (paylen && !srdma_req_gather(qp, sw, off, payload, paylen)) {
+		kfree_skb(skb);
+		*bad = true;
+		return NULL;
+	}
+	memset(payload + paylen, 0, pkt.pad);
+	if (ack_req)
+		qp->req.pkts_since_ack_req = 0;
+	return skb;
+}
+
+/* Start (or restart, after go-back-N) transmission at PSN una. */
+static void srdma_req_rewind(struct srdma_qp *qp)
+{
+	u32 pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	u32 idx = qp->sq.ring.own;
+	struct srdma_swqe *sw;
+
+	qp->req.need_retry = false;
+	qp->req.psn = qp->req.una;
+	qp->req.rd_atomic = 0;
+	for (; idx != qp->req.fetch; idx++) {
+		sw = srdma_swqe_at(qp, idx);
+		if (!sw->started)
+			break;
+		if (srdma_psn_diff(qp->req.una,
+				   srdma_psn_add(sw->first_psn, sw->npkts)) < 0)
+			break;
+	}
+	qp->req.cur = idx;
+	qp->req.cur_off = 0;
+	if (idx == qp->req.fetch)
+		return;
+	sw = srdma_swqe_at(qp, idx);
+	if (sw->started && srdma_psn_diff(qp->req.una, sw->first_psn) > 0)
+		qp->req.cur_off = srdma_psn_diff(qp->req.una, sw->first_psn) *
+				  pmtu;
+}
+
+/**
+ * srdma_req_tx() - Send request packets
+ * @qp: the QP
+ * @q: packets to send once qp->lock is released
+ * @budget: packets this pass may still send; decremented
+ *
+ * Context: qp->lock held.
+ * Return: true when the requester stopped for the budget alone (another
+ * pass is needed), false when it has nothing more to send now.
+ */
+bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
+{
+	struct srdma_req *req = &qp->req;
+	struct srdma_swqe *sw;
+	struct sk_buff *skb;
+	bool bad = false;
+	u32 pmtu;
+	int err;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->state != IB_QPS_RTS || req->rnr_wait)
+		return false;
+	if (req->need_retry)
+		srdma_req_rewind(qp);
+	pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+
+	while (*budget > 0) {
+		if (req->cur == req->fetch) {
+			err = srdma_req_fetch(qp);
+			if (err < 0) {
+				srdma_qp_fatal(qp, req->fetch,
+					       IB_WC_LOC_QP_OP_ERR);
+				return false;
+			}
+			if (!err)
+				return false;
+		}
+		if (srdma_psn_diff(req->psn, req->una) >= SRDMA_MAX_INFLIGHT)
+			return false;
+		sw = srdma_swqe_at(qp, req->cur);
+		if (!sw->started) {
+			/* IBTA 10.8.3.3: a fenced WQE waits for READ/atomics. */
+			if ((sw->wqe.flags & SRDMA_WQE_FENCE) && req->rd_atomic)
+				return false;
+			sw->first_psn = req->psn;
+			sw->npkts = srdma_wr_is_read_atomic(sw->wqe.opcode) &&
+				    sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ ?
+				    1 : srdma_npkts(sw->length, pmtu);
+			sw->started = true;
+		}
+		if (srdma_wr_is_read_atomic(sw->wqe.opcode) &&
+		    req->rd_atomic >= max_t(u32, qp->attr.max_rd_atomic, 1))
+			return false;
+
+		skb = srdma_req_packet(qp, sw, &bad);
+		if (!skb) {
+			if (bad)
+				srdma_qp_fatal(qp, req->cur, IB_WC_LOC_PROT_ERR);
+			return false;
+		}
+		__skb_queue_tail(q, skb);
+		(*budget)--;
+
+		if (srdma_wr_is_read_atomic(sw->wqe.opcode)) {
+			/* One request; its responses take the PSNs. */
+			req->rd_atomic++;
+			req->psn = srdma_psn_add(sw->first_psn, sw->npkts);
+			req->cur++;
+			req->cur_off = 0;
+			continue;
+		}
+		req->psn = srdma_psn_add(req->psn, 1);
+		req->cur_off += min(pmtu, sw->length - req->cur_off);
+		if (req->cur_off >= sw->length) {
+			req->cur++;
+			req->cur_off = 0;
+		}
+	}
+	return true;
+}
+
+/**
+ * srdma_req_idle() - Has the requester nothing to send or wait for?
+ * @qp: the QP
+ *
+ * Context: qp->lock held.
+ * Return: true when every fetched WQE is complete.
+ */
+bool srdma_req_idle(struct srdma_qp *qp)
+{
+	return qp->sq.ring.own == qp->req.fetch;
+}

@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * RC responder (IBTA 9.7.5.1, responder side of the reliable service).
+ *
+ * A request packet is processed in the softirq that delivered it:
+ *
+ *   PSN check (9.7.5.1.1)      ahead of ePSN: one PSN sequence error NAK
+ *                              behind ePSN: duplicate (9.7.5.1.4)
+ *   opcode sequence (9.7.5.1.3) a message continues as it began
+ *   execute                    SEND: take an RQ WQE (none: RNR NAK),
+ *                              place the payload; WRITE: check the R_Key,
+ *                              place; READ: check, queue the responses;
+ *                              atomic: check, execute once, remember
+ *   acknowledge (9.7.5.1.2)    when the requester asked (AckReq), or with
+ *                              the READ responses and atomic ACK
+ *
+ * Errors are those of 9.9.2 (responder classes): invalid request, remote
+ * access and remote operational errors are NAKed and move the QP to the
+ * error state; a missing receive WQE is an RNR NAK and nothing else.
+ *
+ * Every function here runs with qp->lock held.
+ */
+
+#include "srdma.h"
+#include "srdma_hdr.h"
+
+enum srdma_resp_op {
+	SRDMA_RESP_NONE,
+	SRDMA_RESP_SEND,
+	SRDMA_RESP_WRITE,
+};
+
+/*
+ * Queue an ACK or NAK; srdma_resp_tx() sends it. A later ACK replaces a
+ * pending ACK (they are cumulative), never a pending NAK.
+ */
+static void srdma_resp_ack(struct srdma_qp *qp, u8 syndrome, u32 psn)
+{
+	struct srdma_resp *resp = &qp->resp;
+
+	if (resp->ack_pending &&
+	    srdma_syn_type(resp->ack_syndrome) != SRDMA_SYN_ACK)
+		return;
+	resp->ack_pending = true;
+	resp->ack_syndrome = syndrome;
+	resp->ack_psn = psn;
+}
+
+/*
+ * RNR NAK (9.7.5.2.8). The packets that follow the NAKed one are out of
+ * sequence; they are dropped without a PSN sequence error NAK until the
+ * retry arrives.
+ */
+static void srdma_resp_rnr(struct srdma_qp *qp, u32 psn)
+{
+	srdma_resp_ack(qp, SRDMA_RNR_SYN(qp->attr.min_rnr_timer), psn);
+	qp->resp.nak_psn_sent = true;
+}
+
+static void srdma_resp_nak_fatal(struct srdma_qp *qp, u8 nak, u32 psn)
+{
+	srdma_resp_ack(qp, SRDMA_NAK_SYN(nak), psn);
+	qp->resp.fatal = true;
+}
+
+/*
+ * Take the next receive WQE from the RQ ring into the responder's copy.
+ * Return: 1 taken, 0 none posted (RNR), negative when the ring is corrupt.
+ */
+static int srdma_resp_take_rwqe(struct srdma_qp *qp)
+{
+	struct srdma_ring *r = &qp->rq.ring;
+	struct srdma_recv_wqe *w = qp->resp.rwqe;
+	u32 prod;
+
+	if (qp->resp.rwqe_valid)
+		return 1;
+	prod = smp_load_acquire(&r->ctrl->prod);	/* WQEs below prod */
+	if (!srdma_ring_index_ok(r->own, prod, r->num, false))
+		return -EPROTO;
+	if (prod == r->own)
+		return 0;
+	memcpy(w, r->buf + srdma_ring_slot(r->own, r->num) * r->stride,
+	       r->stride);
+	if (w->num_sge > qp->rq.max_sge)
+		return -EINVAL;
+	qp->resp.rwqe_valid = true;
+	qp->resp.recv_off = 0;
+	return 1;
+}
+
+/* Complete the receive WQE in use and hand its slot back. */
+static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
+				u8 opcode, const struct srdma_pkt *pkt)
+{
+	struct srdma_ring *r = &qp->rq.ring;
+	struct srdma_cqe cqe = {
+		.wr_id = qp->resp.rwqe->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.qp_num = qp->ibqp.qp_num,
+		.byte_len = qp->resp.recv_off,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	if (pkt && srdma_pkt_is(pkt, SRDMA_OPF_IMM)) {
+		cqe.wc_flags |= SRDMA_CQE_WITH_IMM;
+		cqe.ex.imm_data = pkt->imm;
+	} else if (pkt && srdma_pkt_is(pkt, SRDMA_OPF_INV)) {
+		cqe.wc_flags |= SRDMA_CQE_WITH_INV;
+		cqe.ex.invalidated_rkey = pkt->ieth_rkey;
+	}
+	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt && pkt->se);
+	qp->resp.rwqe_valid = false;
+	r->own++;
+	/* The slot is no longer read: hand it back (release). */
+	smp_store_release(&r->ctrl->cons, r->own);
+}
+
+static bool srdma_resp_rkey_ok(struct srdma_qp *qp, u32 rkey, u64 va, u32 len,
+			       int access)
+{
+	struct srdma_mr *mr;
+	bool ok;
+
+	/* C9-88: the QP must grant the remote access as well. */
+	if ((qp->attr.qp_access_flags & access) != access)
+		return false;
+	mr = srdma_mr_get(to_sdev(qp->ibqp.device), rkey);
+	if (!mr)
+		return false;
+	ok = srdma_mr_check(mr, qp->ibqp.pd, va, len, access);
+	srdma_mr_put(mr);
+	return ok;
+}
+
+static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
+			    const struct sk_buff *skb)
+{
+	struct srdma_resp *resp = &qp->resp;
+	struct srdma_recv_wqe *w = resp->rwqe;
+	bool last = srdma_pkt_is(pkt, SRDMA_OPF_LAST);
+	int ret;
+
+	ret = srdma_resp_take_rwqe(qp);
+	if (ret < 0) {
+		srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_OP, pkt->psn);
+		return;
+	}
+	if (!ret) {
+		/* 9.7.5.2.8: no receive WQE; the requester retries later. */
+		srdma_resp_rnr(qp, pkt->psn);
+		return;
+	}
+	if (!srdma_sgl_copy(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+			    (struct srdma_sge *)(w + 1), w->num_sge,
+			    resp->recv_off, pkt->paylen, SRDMA_SCATTER_SKB,
+			    NULL, skb, pkt->hdr_len)) {
+		u64 room = 0;
+		u32 i;
+
+		for (i = 0; i < w->num_sge; i++)
+			room += ((struct srdma_sge *)(w + 1))[i].length;
+		if (resp->recv_off + (u64)pkt->paylen > room) {
+			/* 9.9.2: the message does not fit: invalid request. */
+			srdma_resp_complete(qp, IB_WC_LOC_LEN_ERR, IB_WC_RECV,
+					    NULL);
+			srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ,
+					     pkt->psn);
+		} else {
+			srdma_resp_complete(qp, IB_WC_LOC_PROT_ERR, IB_WC_RECV,
+					    NULL);
+			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_OP, pkt->psn);
+		}
+		return;
+	}
+	resp->recv_off += pkt->paylen;
+	resp->cur_op = last ? SRDMA_RESP_NONE : SRDMA_RESP_SEND;
+	if (last) {
+		srdma_resp_complete(qp, IB_WC_SUCCESS, IB_WC_RECV, pkt);
+		resp->msn = srdma_psn_add(resp->msn, 1);
+	}
+	resp->epsn = srdma_psn_add(resp->epsn, 1);
+	if (pkt->ackreq)
+		srdma_resp_ack(qp, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID), pkt->psn);
+}
+
+static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
+			     const struct sk_buff *skb)
+{
+	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srdma_resp *resp = &qp->resp;
+	bool last = srdma_pkt_is(pkt, SRDMA_OPF_LAST);
+	struct srdma_mr *mr;
+	int ret;
+
+	if (srdma_opcode_has(pkt->info, SRDMA_HDR_RETH)) {
+		if (!srdma_resp_rkey_ok(qp, pkt->reth.rkey, pkt->reth.va,
+					pkt->reth.len, IB_ACCESS_REMOTE_WRITE)) {
+			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS,
+					     pkt->psn);
+			return;
+		}
+		resp->write_va = pkt->reth.va;
+		resp->write_rkey = pkt->reth.rkey;
+		resp->write_resid = pkt->reth.len;
+		resp->write_len = pkt->reth.len;
+	}
+	/* 9.7.5.1.3: a WRITE carries exactly what its RETH announced. */
+	if (pkt->paylen > resp->write_resid ||
+	    (last && pkt->paylen != resp->write_resid)) {
+		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+		return;
+	}
+	/* WRITE with immediate consumes a receive WQE: check it first. */
+	if (last && srdma_pkt_is(pkt, SRDMA_OPF_IMM)) {
+		ret = srdma_resp_take_rwqe(qp);
+		if (ret < 0) {
+			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_OP, pkt->psn);
+			return;
+		}
+		if (!ret) {
+			srdma_resp_rnr(qp, pkt->psn);
+			return;
+		}
+	}
+	if (pkt->paylen) {
+		mr = srdma_mr_get(sdev, resp->write_rkey);
+		ret = mr && srdma_mr_check(mr, qp->ibqp.pd, resp->write_va,
+					   pkt->paylen, IB_ACCESS_REMOTE_WRITE) ?
+		      srdma_mr_copy_from_skb(mr, resp->write_va, skb,
+					     pkt->hdr_len, pkt->paylen) :
+		      -EACCES;
+		if (mr)
+			srdma_mr_put(mr);
+		if (ret) {
+			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS,
+					     pkt->psn);
+			return;
+		}
+	}
+	resp->write_va += pkt->paylen;
+	resp->write_resid -= pkt->paylen;
+	resp->cur_op = last ? SRDMA_RESP_NONE : SRDMA_RESP_WRITE;
+	if (last) {
+		if (srdma_pkt_is(pkt, SRDMA_OPF_IMM)) {
+			/* byte_len is the length of the WRITE (IBTA 11.4.2.1). */
+			resp->recv_off = resp->write_len;
+			srdma_resp_complete(qp, IB_WC_SUCCESS,
+					    IB_WC_RECV_RDMA_WITH_IMM, pkt);
+		}
+		resp->msn = srdma_psn_add(resp->msn, 1);
+	}
+	resp->epsn = srdma_psn_add(resp->epsn, 1);
+	if (pkt->ackreq)
+		srdma_resp_ack(qp, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID), pkt->psn);
+}
+
+static struct srdma_rd_res *srdma_resp_new_res(struct srdma_qp *qp)
+{
+	struct srdma_resp *resp = &qp->resp;
+	struct srdma_rd_res *res;
+
+	if (!resp->nres)
+		return NULL;
+	res = &resp->res[resp->res_next];
+	resp->res_next = (resp->res_next + 1) % resp->nres;
+	memset(res, 0, sizeof(*res));
+	return res;
+}
+
+static void srdma_resp_read(struct srdma_qp *qp, const struct srdma_pkt *pkt)
+{
+	u32 pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	struct srdma_rd_res *res;
+	u32 npkts;
+
+	if (pkt->reth.len > SRDMA_MAX_MSG_SIZE ||
+	    !srdma_resp_rkey_ok(qp, pkt->reth.rkey, pkt->reth.va,
+				pkt->reth.len, IB_ACCESS_REMOTE_READ)) {
+		srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
+		return;
+	}
+	res = srdma_resp_new_res(qp);
+	if (!res) {
+		/* 9.9.2: more READ/atomics than max_dest_rd_atomic. */
+		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+		return;
+	}
+	npkts = pkt->reth.len ? DIV_ROUND_UP(pkt->reth.len, pmtu) : 1;
+	res->type = SRDMA_RES_READ;
+	res->first_psn = pkt->psn;
+	res->next_psn = pkt->psn;
+	res->last_psn = srdma_psn_add(pkt->psn, npkts - 1);
+	res->va = pkt->reth.va;
+	res->rkey = pkt->reth.rkey;
+	res->resid = pkt->reth.len;
+	res->start_psn = pkt->psn;
+	qp->resp.msn = srdma_psn_add(qp->resp.msn, 1);
+	qp->resp.epsn = srdma_psn_add(pkt->psn, npkts);
+}
+
+static void srdma_resp_atomic(struct srdma_qp *qp, const struct srdma_pkt *pkt)
+{
+	struct srdma_rd_res *res;
+	struct srdma_mr *mr;
+
+	if ((pkt->atmeth.va & (sizeof(u64) - 1)) ||
+	    !srdma_resp_rkey_ok(qp, pkt->atmeth.rkey, pkt->atmeth.va,
+				sizeof(u64), IB_ACCESS_REMOTE_ATOMIC)) {
+		/* 9.9.2: a misaligned atomic is an invalid request. */
+		srdma_resp_nak_fatal(qp, pkt->atmeth.va & (sizeof(u64) - 1) ?
+				     SRDMA_NAK_INVALID_REQ :
+				     SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
+		return;
+	}
+	res = srdma_resp_new_res(qp);
+	mr = srdma_mr_get(to_sdev(qp->ibqp.device), pkt->atmeth.rkey);
+	if (!res || !mr) {
+		if (mr)
+			srdma_mr_put(mr);
+		srdma_resp_nak_fatal(qp, res ? SRDMA_NAK_REMOTE_ACCESS :
+				     SRDMA_NAK_INVALID_REQ, pkt->psn);
+		return;
+	}
+	res->type = SRDMA_RES_ATOMIC;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->va = pkt->atmeth.va;
+	res->rkey = pkt->atmeth.rkey;
+	res->orig = srdma_mr_atomic(mr, pkt->atmeth.va,
+				    pkt->opcode == SRDMA_OP_RC_CMP_SWAP,
+				    pkt->atmeth.compare, pkt->atmeth.swap_add);
+	srdma_mr_put(mr);
+	res->next_psn = pkt->psn;	/* its ACK is still to be sent */
+	res->resid = 1;
+	qp->resp.msn = srdma_psn_add(qp->resp.msn, 1);
+	qp->resp.epsn = srdma_psn_add(pkt->psn, 1);
+}
+
+/* Find the resource a duplicate READ or atomic names (9.7.5.1.4). */
+static struct srdma_rd_res *srdma_resp_find_res(struct srdma_qp *qp, u32 psn)
+{
+	struct srdma_rd_res *res;
+	u32 i;
+
+	for (i = 0; i < qp->resp.nres; i++) {
+		res = &qp->resp.res[i];
+		if (res->type &&
+		    srdma_psn_diff(psn, res->first_psn) >= 0 &&
+		    srdma_psn_diff(psn, res->last_psn) <= 0)
+			return res;
+	}
+	return NULL;
+}
+
+static void srdma_resp_duplicate(struct srdma_qp *qp,
+				 const struct srdma_pkt *pkt)
+{
+	u32 pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	struct srdma_rd_res *res;
+
+	switch (srdma_pkt_op(pkt)) {
+	case SRDMA_OPF_READ:
+		/* Re-executed from the PSN it names, with its own RETH. */
+		res = srdma_resp_find_res(qp, pkt->psn);
+		if (!res || res->type != SRDMA_RES_READ ||
+		    !srdma_resp_rkey_ok(qp, pkt->reth.rkey, pkt->reth.va,
+					pkt->reth.len, IB_ACCESS_REMOTE_READ))
+			return;
+		res->va = pkt->reth.va;
+		res->resid = pkt->reth.len;
+		res->next_psn = pkt->psn;
+		res->start_psn = pkt->psn;
+		res->last_psn = srdma_psn_add(pkt->psn,
+					      (pkt->reth.len ?
+					       DIV_ROUND_UP(pkt->reth.len, pmtu) :
+					       1) - 1);
+		break;
+	case SRDMA_OPF_ATOMIC:
+		/* Answered from the saved result, never executed twice. */
+		res = srdma_resp_find_res(qp, pkt->psn);
+		if (res && res->type == SRDMA_RES_ATOMIC)
+			res->resid = 1;
+		break;
+	default:
+		/* SEND/WRITE: acknowledge everything received so far. */
+		if (pkt->ackreq || srdma_pkt_is(pkt, SRDMA_OPF_LAST))
+			srdma_resp_ack(qp, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID),
+				       srdma_psn_add(qp->resp.epsn, -1));
+		break;
+	}
+}
+
+/* 9.7.5.1.3: may this opcode come now? */
+static bool srdma_resp_seq_ok(struct srdma_qp *qp, const struct srdma_pkt *pkt)
+{
+	bool first = srdma_pkt_is(pkt, SRDMA_OPF_FIRST);
+	u32 op = srdma_pkt_op(pkt);
+
+	switch (qp->resp.cur_op) {
+	case SRDMA_RESP_SEND:
+		return op == SRDMA_OPF_SEND && !first;
+	case SRDMA_RESP_WRITE:
+		return op == SRDMA_OPF_WRITE && !first;
+	default:
+		return first || op == SRDMA_OPF_READ || op == SRDMA_OPF_ATOMIC;
+	}
+}
+
+/**
+ * srdma_resp_rcv() - Handle a request packet
+ * @qp: the QP
+ * @pkt: the parsed packet
+ * @skb: the packet (skb->data at the BTH)
+ *
+ * Context: softirq, qp->lock held.
+ */
+void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
+		    const struct sk_buff *skb)
+{
+	struct srdma_resp *resp = &qp->resp;
+	int diff;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE ||
+	    resp->fatal)
+		return;
+
+	diff = srdma_psn_diff(pkt->psn, resp->epsn);
+	if (diff > 0) {
+		/* 9.7.5.1.1: a gap; NAK once until the sequence resumes. */
+		if (!resp->nak_psn_sent) {
+			srdma_resp_ack(qp,
+				       SRDMA_NAK_SYN(SRDMA_NAK_PSN_SEQ),
+				       resp->epsn);
+			resp->nak_psn_sent = true;
+		}
+		return;
+	}
+	if (diff < 0) {
+		srdma_resp_duplicate(qp, pkt);
+		return;
+	}
+	resp->nak_psn_sent = false;
+
+	if (!srdma_resp_seq_ok(qp, pkt)) {
+		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+		return;
+	}
+	switch (srdma_pkt_op(pkt)) {
+	case SRDMA_OPF_SEND:
+		srdma_resp_send(qp, pkt, skb);
+		break;
+	case SRDMA_OPF_WRITE:
+		srdma_resp_write(qp, pkt, skb);
+		break;
+	case SRDMA_OPF_READ:
+		srdma_resp_read(qp, pkt);
+		break;
+	case SRDMA_OPF_ATOMIC:
+		srdma_resp_atomic(qp, pkt);
+		break;
+	default:
+		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+		break;
+	}
+}
+
+/* Pending work of a resource: READ responses or an atomic ACK to send. */
+static bool srdma_res_pending(const struct srdma_rd_res *res)
+{
+	if (res->type == SRDMA_RES_READ)
+		return srdma_psn_diff(res->next_psn, res->last_psn) <= 0;
+	return res->type == SRDMA_RES_ATOMIC && res->resid;
+}
+
+static struct sk_buff *srdma_resp_packet(struct srdma_qp *qp,
+					 struct srdma_pkt *pkt, u32 paylen)
+{
+	struct sk_buff *skb;
+	unsigned int hlen = srdma_pkt_hdr_len(pkt->opcode);
+
+	pkt->qpn = qp->attr.dest_qp_num;
+	pkt->pkey = IB_DEFAULT_PKEY_FULL;
+	pkt->paylen = paylen;
+	pkt->pad = (4 - (paylen & 3)) & 3;
+	pkt->aeth.msn = qp->resp.msn;
+	skb = srdma_net_alloc_skb(to_sdev(qp->ibqp.device), &qp->av,
+				  hlen + paylen + pkt->pad, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	srdma_pkt_build_hdrs(skb_put(skb, hlen), pkt);
+	return skb;
+}
+
+/* The next READ response packet of @res (9.7.5.1.5), or NULL. */
+static struct sk_buff *srdma_resp_read_packet(struct srdma_qp *qp,
+					      struct srdma_rd_res *res)
+{
+	u32 pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	bool first = res->next_psn == res->start_psn;
+	bool last = res->next_psn == res->last_psn;
+	u32 len = min(pmtu, res->resid);
+	struct srdma_pkt pkt = {};
+	struct srdma_mr *mr = NULL;
+	struct sk_buff *skb;
+	u8 *payload;
+
+	if (first && last)
+		pkt.opcode = SRDMA_OP_RC_READ_RESP_ONLY;
+	else if (first)
+		pkt.opcode = SRDMA_OP_RC_READ_RESP_FIRST;
+	else if (last)
+		pkt.opcode = SRDMA_OP_RC_READ_RESP_LAST;
+	else
+		pkt.opcode = SRDMA_OP_RC_READ_RESP_MIDDLE;
+	pkt.psn = res->next_psn;
+	pkt.aeth.syndrome = srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID);
+
+	if (len) {
+		/* The region may have gone since the request was checked. */
+		mr = srdma_mr_get(to_sdev(qp->ibqp.device), res->rkey);
+		if (!mr || !srdma_mr_check(mr, qp->ibqp.pd, res->va, len,
+					   IB_ACCESS_REMOTE_READ)) {
+			if (mr)
+				srdma_mr_put(mr);
+			res->type = 0;
+			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS,
+					     res->next_psn);
+			return NULL;
+		}
+	}
+	skb = srdma_resp_packet(qp, &pkt, len);
+	if (skb) {
+		payload = skb_put(skb, len + pkt.pad);
+		if (len)
+			srdma_mr_copy(mr, res->va, payload, len, false);
+		memset(payload + len, 0, pkt.pad);
+		res->va += len;
+		res->resid -= len;
+		res->next_psn = srdma_psn_add(res->next_psn, 1);
+	}
+	if (mr)
+		srdma_mr_put(mr);
+	return skb;
+}
+
+static struct sk_buff *srdma_resp_atomic_packet(struct srdma_qp *qp,
+						struct srdma_rd_res *res)
+{
+	struct srdma_pkt pkt = {
+		.opcode = SRDMA_OP_RC_ATOMIC_ACK,
+		.psn = res->first_psn,
+		.aeth.syndrome = srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID),
+		.atmack_orig = res->orig,
+	};
+	struct sk_buff *skb = srdma_resp_packet(qp, &pkt, 0);
+
+	if (skb)
+		res->resid = 0;
+	return skb;
+}
+
+/**
+ * srdma_resp_tx() - Send responses: READ data, atomic ACKs, ACK/NAK
+ * @qp: the QP
+ * @q: packets to send once qp->lock is released
+ * @budget: packets this pass may still send; decremented
+ *
+ * Responses go out in PSN order: an ACK or NAK waits for the READ
+ * responses before it, or the requester would take it for an implied NAK.
+ *
+ * Context: qp->lock held.
+ * Return: true when work is left for another pass.
+ */
+bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
+{
+	struct srdma_resp *resp = &qp->resp;
+	struct srdma_rd_res *res;
+	struct srdma_pkt pkt = {};
+	struct sk_buff *skb;
+	u32 i;
+
+	lockdep_assert_held(&qp->lock);
+	/* Oldest resource first: the slot after the newest. */
+	for (i = 0; i < resp->nres && *budget > 0; i++) {
+		res = &resp->res[(resp->res_next + i) % resp->nres];
+		while (srdma_res_pending(res) && *budget > 0 && !resp->fatal) {
+			skb = res->type == SRDMA_RES_READ ?
+			      srdma_resp_read_packet(qp, res) :
+			      srdma_resp_atomic_packet(qp, res);
+			if (!skb)
+				break;
+			__skb_queue_tail(q, skb);
+			(*budget)--;
+		}
+		if (srdma_res_pending(res) && !resp->fatal)
+			return true;
+	}
+	if (!resp->ack_pending || *budget <= 0)
+		return resp->ack_pending;
+
+	pkt.opcode = SRDMA_OP_RC_ACK;
+	pkt.psn = resp->ack_psn;
+	pkt.aeth.syndrome = resp->ack_syndrome;
+	skb = srdma_resp_packet(qp, &pkt, 0);
+	if (!skb)
+		return true;
+	__skb_queue_tail(q, skb);
+	(*budget)--;
+	resp->ack_pending = false;
+	if (resp->fatal)
+		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
+	return false;
+}

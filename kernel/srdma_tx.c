@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Driving a QP: the entry points that make its transport run.
+ *
+ *   srdma_qp_rcv()    a packet for the QP arrived (softirq): responder or
+ *                     completer, then one transmit pass
+ *   srdma_qp_kick()   something to send: a post, a doorbell, a timer, an
+ *                     RTS transition; runs a pass now when the context
+ *                     allows it, else schedules the QP's tasklet
+ *   srdma_qp_run()    one transmit pass: responses first (ACKs wait behind
+ *                     READ responses), then requests, at most
+ *                     SRDMA_TX_BUDGET packets; more work goes to the
+ *                     tasklet so that one QP cannot hold a CPU
+ *
+ * Packets are built under qp->lock and handed to the IP stack after it is
+ * released, so that a packet looped back on this CPU can never meet the
+ * lock held. Posting from a process (the provider) writes the mapped ring;
+ * an in-kernel post writes the same ring through srdma_post_send().
+ */
+
+#include "srdma.h"
+#include "srdma_hdr.h"
+
+static void srdma_qp_xmit(struct srdma_qp *qp, struct sk_buff_head *q)
+{
+	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(q)))
+		srdma_net_xmit(sdev, &qp->av, skb);
+}
+
+/*
+ * For a process's SQ: say whether the kernel will look at the ring again
+ * by itself (SRDMA_RING_KSTATE_POLLING, see softrdma-abi.h). Returns true
+ * when WQEs were posted while the bit was being cleared.
+ */
+static bool srdma_qp_update_polling(struct srdma_qp *qp, bool busy)
+{
+	struct srdma_ring *r = &qp->sq.ring;
+	u32 ks = READ_ONCE(r->ctrl->kstate);
+
+	if (!qp->is_user || qp->state != IB_QPS_RTS)
+		return false;
+	if (busy) {
+		WRITE_ONCE(r->ctrl->kstate, ks | SRDMA_RING_KSTATE_POLLING);
+		return false;
+	}
+	WRITE_ONCE(r->ctrl->kstate, ks & ~SRDMA_RING_KSTATE_POLLING);
+	/* Pairs with the process's barrier between prod and the bit. */
+	smp_mb();
+	return READ_ONCE(r->ctrl->prod) != qp->req.fetch;
+}
+
+/* One pass with qp->lock held; returns true when more work is left. */
+static bool srdma_qp_pass(struct srdma_qp *qp, struct sk_buff_head *q)
+{
+	int budget = SRDMA_TX_BUDGET;
+	bool more;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->dead)
+		return false;
+	if (qp->state == IB_QPS_ERR) {
+		srdma_qp_flush(qp);
+		return false;
+	}
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return false;
+	more = srdma_resp_tx(qp, q, &budget);
+	more |= srdma_req_tx(qp, q, &budget);
+	if (qp->req.una != qp->req.psn && !timer_pending(&qp->retrans_timer))
+		srdma_comp_arm_timer(qp);
+	if (srdma_qp_update_polling(qp, more || !srdma_req_idle(qp)))
+		more = true;
+	return more;
+}
+
+/**
+ * srdma_qp_run() - One transmit pass
+ * @qp: the QP
+ *
+ * Context: process or softirq context, not hard interrupt; takes qp->lock.
+ */
+void srdma_qp_run(struct srdma_qp *qp)
+{
+	struct sk_buff_head q;
+	bool more;
+
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&qp->lock);
+	more = srdma_qp_pass(qp, &q);
+	spin_unlock_bh(&qp->lock);
+	srdma_qp_xmit(qp, &q);
+	srdma_qp_raise_event(qp);
+	if (more)
+		tasklet_schedule(&qp->tx_tasklet);
+}
+
+/**
+ * srdma_qp_tasklet() - Continue a QP's transmission
+ * @t: the QP's tasklet
+ *
+ * Context: softirq.
+ */
+void srdma_qp_tasklet(struct tasklet_struct *t)
+{
+	struct srdma_qp *qp = from_tasklet(qp, t, tx_tasklet);
+
+	srdma_qp_run(qp);
+}
+
+/**
+ * srdma_qp_kick() - Make the transport look at the QP
+ * @qp: the QP
+ *
+ * Context: any.
+ */
+void srdma_qp_kick(struct srdma_qp *qp)
+{
+	if (in_hardirq() || irqs_disabled())
+		tasklet_schedule(&qp->tx_tasklet);
+	else
+		srdma_qp_run(qp);
+}
+
+/**
+ * srdma_qp_rcv() - Hand a validated packet to the QP's transport
+ * @qp: the destination QP
+ * @pkt: the parsed packet
+ * @skb: the packet (skb->data at the BTH); not consumed
+ *
+ * Context: softirq, under rcu_read_lock (which keeps @qp alive).
+ */
+void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
+		  const struct sk_buff *skb)
+{
+	struct sk_buff_head q;
+	bool more;
+
+	__skb_queue_head_init(&q);
+	spin_lock(&qp->lock);
+	if (qp->dead) {
+		spin_unlock(&qp->lock);
+		return;
+	}
+	if (srdma_pkt_is(pkt, SRDMA_OPF_REQ))
+		srdma_resp_rcv(qp, pkt, skb);
+	else
+		srdma_comp_rcv(qp, pkt, skb);
+	more = srdma_qp_pass(qp, &q);
+	spin_unlock(&qp->lock);
+	srdma_qp_xmit(qp, &q);
+	srdma_qp_raise_event(qp);
+	if (more)
+		tasklet_schedule(&qp->tx_tasklet);
+}
+
+/* --- Posting from in-kernel users -------------------------------------- */
+
+static int srdma_send_wqe_put(struct srdma_qp *qp, const struct ib_send_wr *wr)
+{
+	struct srdma_ring *r = &qp->sq.ring;
+	u32 prod = r->ctrl->prod;
+	struct srdma_send_wqe *w;
+	struct srdma_sge *sge;
+	u32 len = 0;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	/* Slots below cons are free once the transport has read them. */
+	if (srdma_ring_count(prod, smp_load_acquire(&r->ctrl->cons)) >= r->num)
+		return -ENOMEM;
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+
+	w = r->buf + srdma_ring_slot(prod, r->num) * r->stride;
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	/* The kernel's numbering equals the uverbs one for these. */
+	w->opcode = wr->opcode;
+	w->flags = wr->send_flags & (SRDMA_WQE_FENCE | SRDMA_WQE_SIGNALED |
+				     SRDMA_WQE_SOLICITED);
+	if (wr->opcode == IB_WR_SEND_WITH_INV)
+		w->ex.invalidate_rkey = wr->ex.invalidate_rkey;
+	else
+		w->ex.imm_data = wr->ex.imm_data;
+	if (wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	    wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
+		w->wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		w->wr.atomic.rkey = atomic_wr(wr)->rkey;
+		w->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		w->wr.atomic.swap = atomic_wr(wr)->swap;
+	} else if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM &&
+		   wr->opcode != IB_WR_SEND_WITH_INV) {
+		w->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		w->wr.rdma.rkey = rdma_wr(wr)->rkey;
+	}
+
+	sge = (struct srdma_sge *)(w + 1);
+	if (wr->send_flags & IB_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge; i++) {
+			if (wr->sg_list[i].length > qp->sq.max_inline - len)
+				return -EINVAL;
+			memcpy((u8 *)sge + len,
+			       (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		w->flags |= SRDMA_WQE_INLINE;
+		w->inline_len = len;
+	} else {
+		w->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+	}
+	/* WQE written before the transport can see it. */
+	smp_store_release(&r->ctrl->prod, prod + 1);
+	return 0;
+}
+
+/**
+ * srdma_post_send() - Post send work requests
+ * @ibqp: the core's QP
+ * @wr: list of work requests; NULL from a process (its doorbell: the WQEs
+ *	are in its mapped SQ ring)
+ * @bad_wr: set to the first request not posted
+ *
+ * Context: any context.
+ * Return: 0, -EINVAL before RTS or for a malformed request, -ENOMEM when
+ * the SQ is full, -EOPNOTSUPP for an operation or QP type not implemented.
+ */
+int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct srdma_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	unsigned long flags;
+	int err = 0;
+
+	if (qp->is_user) {
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		srdma_qp_kick(qp);
+		return 0;
+	}
+	if (state < IB_QPS_RTS) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (ibqp->qp_type != IB_QPT_RC) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	for (; wr; wr = wr->next) {
+		err = srdma_send_wqe_put(qp, wr);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	srdma_qp_kick(qp);
+	return err;
+}
+
+static int srdma_recv_wqe_put(struct srdma_wq *wq, const struct ib_recv_wr *wr)
+{
+	struct srdma_ring *ring = &wq->ring;
+	u32 prod = ring->ctrl->prod;
+	struct srdma_recv_wqe *wqe;
+	struct srdma_sge *sge;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > wq->max_sge)
+		return -EINVAL;
+	/* Slots below cons are free once the transport has read them. */
+	if (srdma_ring_count(prod, smp_load_acquire(&ring->ctrl->cons)) >=
+	    ring->num)
+		return -ENOMEM;
+
+	wqe = ring->buf + srdma_ring_slot(prod, ring->num) * ring->stride;
+	wqe->wr_id = wr->wr_id;
+	wqe->num_sge = wr->num_sge;
+	wqe->reserved = 0;
+	sge = (struct srdma_sge *)(wqe + 1);
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	/* WQE written before the consumer can see it. */
+	smp_store_release(&ring->ctrl->prod, prod + 1);
+	return 0;
+}
+
+/**
+ * srdma_post_recv() - Post receive work requests
+ * @ibqp: the core's QP
+ * @wr: list of work requests; NULL from a process whose RQ is in the
+ *	error state asks the kernel to flush what it posted to its ring
+ * @bad_wr: set to the first request not posted
+ *
+ * Context: any context.
+ * Return: 0, -EINVAL in the RESET state or for a malformed request,
+ * -ENOMEM when the RQ is full.
+ */
+int srdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct srdma_qp *qp = to_sqp(ibqp);
+	unsigned long flags;
+	int err = 0;
+
+	if (qp->is_user) {
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+	} else {
+		if (READ_ONCE(qp->state) == IB_QPS_RESET) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		spin_lock_irqsave(&qp->rq.lock, flags);
+		for (; wr; wr = wr->next) {
+			err = srdma_recv_wqe_put(&qp->rq, wr);
+			if (err) {
+				*bad_wr = wr;
+				break;
+			}
+		}
+		spin_unlock_irqrestore(&qp->rq.lock, flags);
+	}
+	/* Receives wait in the ring; only the error state needs a flush. */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		srdma_qp_kick(qp);
+	return err;
+}

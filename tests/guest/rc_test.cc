@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// RC transport tests between two RDMA devices, run in a guest:
+//
+//   init netns                               netns "peer"
+//   SRDMA_DEV_A -- veth (SRDMA_IP_A) ===== veth (SRDMA_IP_B) -- SRDMA_DEV_B
+//
+// One process drives both ends (devices are visible in every netns). Each
+// device may be softrdma or rdma_rxe, so the same suite checks softrdma
+// against itself and against rxe in both directions. Every operation's
+// data is verified byte for byte.
+
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+std::string Env(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v ? v : fallback;
+}
+
+struct Dev {
+  ibv_context* ctx = nullptr;
+  ibv_pd* pd = nullptr;
+  int gid_index = -1;
+  ibv_gid gid = {};
+  ibv_mtu active_mtu = IBV_MTU_1024;
+  ~Dev() {
+    if (pd) ibv_dealloc_pd(pd);
+    if (ctx) ibv_close_device(ctx);
+  }
+};
+
+// The index of the RoCEv2 GID that holds IPv4 address @ip.
+int FindGid(ibv_context* ctx, const std::string& ip, ibv_gid* out) {
+  in_addr v4 = {};
+  if (inet_pton(AF_INET, ip.c_str(), &v4) != 1) return -1;
+  ibv_port_attr port = {};
+  if (ibv_query_port(ctx, 1, &port)) return -1;
+  for (int i = 0; i < port.gid_tbl_len && i < 256; i++) {
+    ibv_gid_entry e = {};
+    if (ibv_query_gid_ex(ctx, 1, i, &e, 0)) continue;
+    if (e.gid_type != IBV_GID_TYPE_ROCE_V2) continue;
+    if (std::memcmp(e.gid.raw + 12, &v4, 4) == 0 && e.gid.raw[10] == 0xff &&
+        e.gid.raw[11] == 0xff) {
+      *out = e.gid;
+      return i;
+    }
+  }
+  return -1;
+}
+
+std::unique_ptr<Dev> OpenDev(const std::string& name, const std::string& ip) {
+  auto d = std::make_unique<Dev>();
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  for (int i = 0; list && i < n; i++)
+    if (name == ibv_get_device_name(list[i])) d->ctx = ibv_open_device(list[i]);
+  ibv_free_device_list(list);
+  if (!d->ctx) return nullptr;
+  d->pd = ibv_alloc_pd(d->ctx);
+  ibv_port_attr port = {};
+  ibv_query_port(d->ctx, 1, &port);
+  d->active_mtu = port.active_mtu;
+  // GIDs appear asynchronously after the address is configured.
+  for (int t = 0; t < 50 && d->gid_index < 0; t++) {
+    d->gid_index = FindGid(d->ctx, ip, &d->gid);
+    if (d->gid_index < 0) usleep(100000);
+  }
+  return d;
+}
+
+// One RC queue pair with its CQ and a registered buffer.
+struct End {
+  Dev* dev = nullptr;
+  ibv_cq* cq = nullptr;
+  ibv_qp* qp = nullptr;
+  std::vector<uint8_t> buf;
+  ibv_mr* mr = nullptr;
+  uint32_t psn = 0;
+
+  ~End() {
+    if (qp) ibv_destroy_qp(qp);
+    if (mr) ibv_dereg_mr(mr);
+    if (cq) ibv_destroy_cq(cq);
+  }
+};
+
+constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                        IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+bool MakeEnd(Dev* dev, End* e, size_t bytes, uint32_t depth = 64) {
+  e->dev = dev;
+  e->cq = ibv_create_cq(dev->ctx, 4 * depth, nullptr, nullptr, 0);
+  if (!e->cq) return false;
+  ibv_qp_init_attr init = {};
+  init.send_cq = e->cq;
+  init.recv_cq = e->cq;
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = depth;
+  init.cap.max_recv_wr = depth;
+  init.cap.max_send_sge = 4;
+  init.cap.max_recv_sge = 4;
+  init.cap.max_inline_data = 64;
+  e->qp = ibv_create_qp(dev->pd, &init);
+  if (!e->qp) return false;
+  e->buf.assign(bytes, 0);
+  e->mr = ibv_reg_mr(dev->pd, e->buf.data(), e->buf.size(), kAccess);
+  e->psn = std::random_device{}() & 0xffffff;
+  return e->mr != nullptr;
+}
+
+struct ConnOpts {
+  uint8_t timeout = 14;  // 4.096 us * 2^14 = 67 ms
+  uint8_t retry_cnt = 7;
+  uint8_t rnr_retry = 7;
+  uint8_t min_rnr_timer = 1;  // 0.01 ms
+  uint8_t rd_atomic = 16;
+};
+
+// RESET -> INIT -> RTR -> RTS of @a towards @b.
+int Connect(End* a, End* b, ibv_mtu mtu, const ConnOpts& o) {
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.port_num = 1;
+  attr.qp_access_flags = kAccess;
+  if (int err = ibv_modify_qp(a->qp, &attr,
+                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                  IBV_QP_ACCESS_FLAGS))
+    return err;
+  attr = {};
+  attr.qp_state = IBV_QPS_RTR;
+  attr.path_mtu = mtu;
+  attr.dest_qp_num = b->qp->qp_num;
+  attr.rq_psn = b->psn;
+  attr.max_dest_rd_atomic = o.rd_atomic;
+  attr.min_rnr_timer = o.min_rnr_timer;
+  attr.ah_attr.is_global = 1;
+  attr.ah_attr.grh.dgid = b->dev->gid;
+  attr.ah_attr.grh.sgid_index = a->dev->gid_index;
+  attr.ah_attr.grh.hop_limit = 64;
+  attr.ah_attr.port_num = 1;
+  if (int err = ibv_modify_qp(a->qp, &attr,
+                              IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                                  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                  IBV_QP_MAX_DEST_RD_ATOMIC |
+                                  IBV_QP_MIN_RNR_TIMER))
+    return err;
+  attr = {};
+  attr.qp_state = IBV_QPS_RTS;
+  attr.sq_psn = a->psn;
+  attr.timeout = o.timeout;
+  attr.retry_cnt = o.retry_cnt;
+  attr.rnr_retry = o.rnr_retry;
+  attr.max_rd_atomic = o.rd_atomic;
+  return ibv_modify_qp(a->qp, &attr,
+                       IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+                           IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                           IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+// Poll @cq until @n completions arrived or @ms passed.
+std::vector<ibv_wc> Poll(ibv_cq* cq, int n, int ms = 60000) {
+  std::vector<ibv_wc> out;
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while ((int)out.size() < n && std::chrono::steady_clock::now() < end) {
+    ibv_wc wc[16];
+    int got = ibv_poll_cq(cq, 16, wc);
+    if (got < 0) break;
+    out.insert(out.end(), wc, wc + got);
+    if (!got) usleep(50);
+  }
+  return out;
+}
+
+void Fill(std::vector<uint8_t>& v, size_t off, size_t len, uint32_t seed) {
+  std::mt19937 g(seed);
+  for (size_t i = 0; i < len; i++) v[off + i] = g();
+}
+
+int PmtuBytes(ibv_mtu m) { return 128 << m; }
+
+class RcTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    a_dev_ = OpenDev(Env("SRDMA_DEV_A", "srdma0"), Env("SRDMA_IP_A", "10.80.0.1")).release();
+    b_dev_ = OpenDev(Env("SRDMA_DEV_B", "srdma1"), Env("SRDMA_IP_B", "10.80.0.2")).release();
+  }
+  static void TearDownTestSuite() {
+    delete a_dev_;
+    delete b_dev_;
+    a_dev_ = b_dev_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_TRUE(a_dev_ && a_dev_->pd) << "device A";
+    ASSERT_TRUE(b_dev_ && b_dev_->pd) << "device B";
+    ASSERT_GE(a_dev_->gid_index, 0) << "no RoCEv2 GID on A";
+    ASSERT_GE(b_dev_->gid_index, 0) << "no RoCEv2 GID on B";
+    mtu_ = std::min(a_dev_->active_mtu, b_dev_->active_mtu);
+  }
+
+  void Pair(size_t bytes, const ConnOpts& o = {}, uint32_t depth = 64) {
+    ASSERT_TRUE(MakeEnd(a_dev_, &a_, bytes, depth));
+    ASSERT_TRUE(MakeEnd(b_dev_, &b_, bytes, depth));
+    ASSERT_EQ(Connect(&a_, &b_, mtu_, o), 0);
+    ASSERT_EQ(Connect(&b_, &a_, mtu_, o), 0);
+  }
+
+  int PostRecv(End& e, size_t off, size_t len, uint64_t id) {
+    ibv_sge sge = {(uintptr_t)e.buf.data() + off, (uint32_t)len, e.mr->lkey};
+    ibv_recv_wr wr = {}, *bad;
+    wr.wr_id = id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    return ibv_post_recv(e.qp, &wr, &bad);
+  }
+
+  int PostSend(End& e, ibv_wr_opcode op, size_t off, size_t len, uint64_t id,
+               uint64_t raddr = 0, uint32_t rkey = 0, int flags = IBV_SEND_SIGNALED,
+               uint32_t imm = 0) {
+    ibv_sge sge = {(uintptr_t)e.buf.data() + off, (uint32_t)len, e.mr->lkey};
+    ibv_send_wr wr = {}, *bad;
+    wr.wr_id = id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = op;
+    wr.send_flags = flags;
+    wr.imm_data = htonl(imm);
+    wr.wr.rdma.remote_addr = raddr;
+    wr.wr.rdma.rkey = rkey;
+    return ibv_post_send(e.qp, &wr, &bad);
+  }
+
+  static Dev* a_dev_;
+  static Dev* b_dev_;
+  ibv_mtu mtu_ = IBV_MTU_1024;
+  End a_, b_;
+};
+
+Dev* RcTest::a_dev_ = nullptr;
+Dev* RcTest::b_dev_ = nullptr;
+
+std::vector<size_t> Sizes(int pmtu) {
+  return {0, 1, 63, (size_t)pmtu - 1, (size_t)pmtu, (size_t)pmtu + 1,
+          3 * (size_t)pmtu + 17, 65536, 1 << 20};
+}
+
+TEST_F(RcTest, SendSizes) {
+  Pair(2 << 20);
+  int pmtu = PmtuBytes(mtu_);
+  uint32_t seed = 1;
+  for (size_t len : Sizes(pmtu)) {
+    SCOPED_TRACE(len);
+    Fill(a_.buf, 0, len, seed);
+    std::fill(b_.buf.begin(), b_.buf.begin() + len + 16, 0xee);
+    ASSERT_EQ(PostRecv(b_, 0, len + 16, 100 + len), 0);
+    ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, len, len), 0);
+    auto sw = Poll(a_.cq, 1);
+    auto rw = Poll(b_.cq, 1);
+    ASSERT_EQ(sw.size(), 1u);
+    ASSERT_EQ(rw.size(), 1u);
+    EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(sw[0].status);
+    EXPECT_EQ(sw[0].opcode, IBV_WC_SEND);
+    EXPECT_EQ(sw[0].wr_id, len);
+    EXPECT_EQ(rw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(rw[0].status);
+    EXPECT_EQ(rw[0].opcode, IBV_WC_RECV);
+    EXPECT_EQ(rw[0].wr_id, 100 + len);
+    EXPECT_EQ(rw[0].byte_len, len);
+    EXPECT_EQ(rw[0].qp_num, b_.qp->qp_num);
+    EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), len), 0);
+    EXPECT_EQ(b_.buf[len], 0xee) << "wrote past the message";
+    seed++;
+  }
+}
+
+TEST_F(RcTest, SendWithImmediate) {
+  Pair(8192);
+  Fill(a_.buf, 0, 3000, 7);
+  ASSERT_EQ(PostRecv(b_, 0, 4096, 1), 0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND_WITH_IMM, 0, 3000, 2, 0, 0,
+                     IBV_SEND_SIGNALED, 0xdeadbeef),
+            0);
+  auto rw = Poll(b_.cq, 1);
+  ASSERT_EQ(rw.size(), 1u);
+  EXPECT_EQ(rw[0].status, IBV_WC_SUCCESS);
+  EXPECT_TRUE(rw[0].wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(ntohl(rw[0].imm_data), 0xdeadbeefu);
+  EXPECT_EQ(rw[0].byte_len, 3000u);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 3000), 0);
+  EXPECT_EQ(Poll(a_.cq, 1).size(), 1u);
+}
+
+TEST_F(RcTest, InlineSend) {
+  Pair(4096);
+  Fill(a_.buf, 0, 48, 9);
+  ASSERT_EQ(PostRecv(b_, 0, 64, 1), 0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 48, 2, 0, 0,
+                     IBV_SEND_SIGNALED | IBV_SEND_INLINE),
+            0);
+  // Inline data is copied at post time: the buffer may change at once.
+  std::vector<uint8_t> want(a_.buf.begin(), a_.buf.begin() + 48);
+  std::fill(a_.buf.begin(), a_.buf.begin() + 48, 0);
+  auto rw = Poll(b_.cq, 1);
+  ASSERT_EQ(rw.size(), 1u);
+  EXPECT_EQ(rw[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(want.data(), b_.buf.data(), 48), 0);
+  EXPECT_EQ(Poll(a_.cq, 1).size(), 1u);
+}
+
+TEST_F(RcTest, WriteSizes) {
+  Pair(2 << 20);
+  int pmtu = PmtuBytes(mtu_);
+  uint32_t seed = 100;
+  for (size_t len : Sizes(pmtu)) {
+    SCOPED_TRACE(len);
+    Fill(a_.buf, 0, len, seed++);
+    std::fill(b_.buf.begin(), b_.buf.begin() + len + 16, 0xee);
+    ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, len, len,
+                       (uintptr_t)b_.buf.data(), b_.mr->rkey),
+              0);
+    auto sw = Poll(a_.cq, 1);
+    ASSERT_EQ(sw.size(), 1u);
+    EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(sw[0].status);
+    EXPECT_EQ(sw[0].opcode, IBV_WC_RDMA_WRITE);
+    EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), len), 0);
+    EXPECT_EQ(b_.buf[len], 0xee);
+  }
+}
+
+TEST_F(RcTest, WriteWithImmediate) {
+  Pair(65536);
+  Fill(a_.buf, 0, 10000, 11);
+  ASSERT_EQ(PostRecv(b_, 0, 0, 5), 0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 10000, 6,
+                     (uintptr_t)b_.buf.data() + 100, b_.mr->rkey,
+                     IBV_SEND_SIGNALED, 0x1234),
+            0);
+  auto rw = Poll(b_.cq, 1);
+  ASSERT_EQ(rw.size(), 1u);
+  EXPECT_EQ(rw[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(rw[0].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+  EXPECT_EQ(ntohl(rw[0].imm_data), 0x1234u);
+  EXPECT_EQ(rw[0].wr_id, 5u);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data() + 100, 10000), 0);
+  EXPECT_EQ(Poll(a_.cq, 1).size(), 1u);
+}
+
+TEST_F(RcTest, ReadSizes) {
+  Pair(2 << 20);
+  int pmtu = PmtuBytes(mtu_);
+  uint32_t seed = 200;
+  for (size_t len : Sizes(pmtu)) {
+    SCOPED_TRACE(len);
+    Fill(b_.buf, 0, len, seed++);
+    std::fill(a_.buf.begin(), a_.buf.begin() + len + 16, 0xee);
+    ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_READ, 0, len, len,
+                       (uintptr_t)b_.buf.data(), b_.mr->rkey),
+              0);
+    auto sw = Poll(a_.cq, 1);
+    ASSERT_EQ(sw.size(), 1u);
+    EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(sw[0].status);
+    EXPECT_EQ(sw[0].opcode, IBV_WC_RDMA_READ);
+    EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), len), 0);
+    EXPECT_EQ(a_.buf[len], 0xee);
+  }
+}
+
+TEST_F(RcTest, Atomics) {
+  Pair(4096);
+  uint64_t* target = reinterpret_cast<uint64_t*>(b_.buf.data() + 64);
+  uint64_t* result = reinterpret_cast<uint64_t*>(a_.buf.data());
+  *target = 100;
+  // Fetch and add: returns the old value, adds once.
+  for (int i = 0; i < 10; i++) {
+    ibv_sge sge = {(uintptr_t)result, 8, a_.mr->lkey};
+    ibv_send_wr wr = {}, *bad;
+    wr.wr_id = i;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.atomic.remote_addr = (uintptr_t)target;
+    wr.wr.atomic.rkey = b_.mr->rkey;
+    wr.wr.atomic.compare_add = 5;
+    ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+    auto sw = Poll(a_.cq, 1);
+    ASSERT_EQ(sw.size(), 1u);
+    EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
+    EXPECT_EQ(sw[0].opcode, IBV_WC_FETCH_ADD);
+    EXPECT_EQ(*result, 100u + 5 * i);
+  }
+  EXPECT_EQ(*target, 150u);
+  // Compare and swap: swaps only on a match.
+  for (uint64_t cmp : {150ull, 150ull}) {
+    ibv_sge sge = {(uintptr_t)result, 8, a_.mr->lkey};
+    ibv_send_wr wr = {}, *bad;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.atomic.remote_addr = (uintptr_t)target;
+    wr.wr.atomic.rkey = b_.mr->rkey;
+    wr.wr.atomic.compare_add = cmp;
+    wr.wr.atomic.swap = 7;
+    ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+    auto sw = Poll(a_.cq, 1);
+    ASSERT_EQ(sw.size(), 1u);
+    EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
+    EXPECT_EQ(sw[0].opcode, IBV_WC_COMP_SWAP);
+  }
+  EXPECT_EQ(*result, 7u);  // the second compare saw 7, did not swap
+  EXPECT_EQ(*target, 7u);
+}
+
+TEST_F(RcTest, ManyMessagesInFlight) {
+  constexpr int kMsgs = 500;
+  constexpr size_t kLen = 3000;
+  Pair(kMsgs * kLen, {}, 512);
+  Fill(a_.buf, 0, kMsgs * kLen, 33);
+  int posted_r = 0, posted_s = 0, done_s = 0, done_r = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while ((done_s < kMsgs || done_r < kMsgs) &&
+         std::chrono::steady_clock::now() < deadline) {
+    while (posted_r < kMsgs && posted_r - done_r < 256) {
+      ASSERT_EQ(PostRecv(b_, posted_r * kLen, kLen, posted_r), 0);
+      posted_r++;
+    }
+    while (posted_s < posted_r && posted_s - done_s < 256) {
+      // Only every 16th WQE is signaled; completion order is FIFO.
+      int flags = (posted_s % 16 == 15 || posted_s == kMsgs - 1) ? IBV_SEND_SIGNALED : 0;
+      ASSERT_EQ(PostSend(a_, IBV_WR_SEND, posted_s * kLen, kLen, posted_s, 0, 0, flags), 0);
+      posted_s++;
+    }
+    ibv_wc wc[32];
+    int n = ibv_poll_cq(a_.cq, 32, wc);
+    for (int i = 0; i < n; i++) {
+      ASSERT_EQ(wc[i].status, IBV_WC_SUCCESS);
+      ASSERT_EQ((int)wc[i].wr_id % 16 == 15 || (int)wc[i].wr_id == kMsgs - 1, true);
+      done_s = wc[i].wr_id + 1;
+    }
+    n = ibv_poll_cq(b_.cq, 32, wc);
+    for (int i = 0; i < n; i++) {
+      ASSERT_EQ(wc[i].status, IBV_WC_SUCCESS);
+      ASSERT_EQ((int)wc[i].wr_id, done_r) << "receives complete in order";
+      done_r++;
+    }
+  }
+  EXPECT_EQ(done_s, kMsgs);
+  EXPECT_EQ(done_r, kMsgs);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), kMsgs * kLen), 0);
+}
+
+TEST_F(RcTest, WrongRkeyIsRemoteAccessError) {
+  Pair(4096);
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 100, 1, (uintptr_t)b_.buf.data(),
+                     b_.mr->rkey ^ 0x100),
+            0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 10, 2), 0);
+  auto sw = Poll(a_.cq, 2);
+  ASSERT_EQ(sw.size(), 2u);
+  EXPECT_EQ(sw[0].status, IBV_WC_REM_ACCESS_ERR) << ibv_wc_status_str(sw[0].status);
+  EXPECT_EQ(sw[0].wr_id, 1u);
+  EXPECT_EQ(sw[1].status, IBV_WC_WR_FLUSH_ERR);
+  EXPECT_EQ(sw[1].wr_id, 2u);
+}
+
+TEST_F(RcTest, OutOfRangeWriteIsRemoteAccessError) {
+  Pair(4096);
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 200, 1,
+                     (uintptr_t)b_.buf.data() + 4000, b_.mr->rkey),
+            0);
+  auto sw = Poll(a_.cq, 1);
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].status, IBV_WC_REM_ACCESS_ERR);
+}
+
+TEST_F(RcTest, RnrRetryExceeded) {
+  ConnOpts o;
+  o.rnr_retry = 0;
+  Pair(4096, o);
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 10, 1), 0);
+  auto sw = Poll(a_.cq, 1);
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].status, IBV_WC_RNR_RETRY_EXC_ERR) << ibv_wc_status_str(sw[0].status);
+}
+
+TEST_F(RcTest, RnrThenReceivePosted) {
+  ConnOpts o;
+  o.rnr_retry = 7;  // infinite
+  Pair(4096, o);
+  Fill(a_.buf, 0, 100, 5);
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 100, 1), 0);
+  usleep(200000);
+  EXPECT_TRUE(Poll(a_.cq, 1, 10).empty());
+  ASSERT_EQ(PostRecv(b_, 0, 100, 2), 0);
+  auto sw = Poll(a_.cq, 1);
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(Poll(b_.cq, 1).size(), 1u);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 100), 0);
+}
+
+TEST_F(RcTest, PeerGoneRetryExceeded) {
+  ConnOpts o;
+  o.timeout = 10;  // 4 ms
+  o.retry_cnt = 2;
+  Pair(4096, o);
+  ASSERT_EQ(ibv_destroy_qp(b_.qp), 0);
+  b_.qp = nullptr;
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 100, 1, (uintptr_t)b_.buf.data(),
+                     b_.mr->rkey),
+            0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 10, 2), 0);
+  auto sw = Poll(a_.cq, 2);
+  ASSERT_EQ(sw.size(), 2u);
+  EXPECT_EQ(sw[0].status, IBV_WC_RETRY_EXC_ERR) << ibv_wc_status_str(sw[0].status);
+  EXPECT_EQ(sw[1].status, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_F(RcTest, ReceiveTooSmallIsError) {
+  // IBTA C9-91: a SEND larger than the receive buffer is NAKed as an
+  // invalid request. rdma_rxe answers with a remote operational error
+  // and completes its receive with LOC_QP_OP_ERR instead.
+  bool rxe = Env("SRDMA_KIND_B", "softrdma") == "rxe";
+  Pair(8192);
+  ASSERT_EQ(PostRecv(b_, 0, 100, 1), 0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 2000, 2), 0);
+  auto sw = Poll(a_.cq, 1);
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].status, rxe ? IBV_WC_REM_OP_ERR : IBV_WC_REM_INV_REQ_ERR)
+      << ibv_wc_status_str(sw[0].status);
+  auto rw = Poll(b_.cq, 1);
+  ASSERT_EQ(rw.size(), 1u);
+  EXPECT_EQ(rw[0].status, rxe ? IBV_WC_LOC_QP_OP_ERR : IBV_WC_LOC_LEN_ERR);
+}
+
+TEST_F(RcTest, ErrorStateFlushesPostedReceives) {
+  // A local behaviour of B; rdma_rxe does not flush receives posted in
+  // the error state.
+  if (Env("SRDMA_KIND_B", "softrdma") != "softrdma")
+    GTEST_SKIP() << "device B is not softrdma";
+  Pair(4096);
+  for (int i = 0; i < 5; i++) ASSERT_EQ(PostRecv(b_, 0, 64, 10 + i), 0);
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(b_.qp, &attr, IBV_QP_STATE), 0);
+  auto rw = Poll(b_.cq, 5);
+  ASSERT_EQ(rw.size(), 5u);
+  for (int i = 0; i < 5; i++) {
+    EXPECT_EQ(rw[i].status, IBV_WC_WR_FLUSH_ERR);
+    EXPECT_EQ(rw[i].wr_id, 10u + i);
+  }
+  // Receives posted in the error state are flushed too.
+  ASSERT_EQ(PostRecv(b_, 0, 64, 99), 0);
+  rw = Poll(b_.cq, 1);
+  ASSERT_EQ(rw.size(), 1u);
+  EXPECT_EQ(rw[0].wr_id, 99u);
+  EXPECT_EQ(rw[0].status, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_F(RcTest, ManyQps) {
+  constexpr int kQps = 16;
+  std::vector<std::unique_ptr<End>> as, bs;
+  for (int i = 0; i < kQps; i++) {
+    as.push_back(std::make_unique<End>());
+    bs.push_back(std::make_unique<End>());
+    ASSERT_TRUE(MakeEnd(a_dev_, as[i].get(), 65536));
+    ASSERT_TRUE(MakeEnd(b_dev_, bs[i].get(), 65536));
+    ASSERT_EQ(Connect(as[i].get(), bs[i].get(), mtu_, {}), 0);
+    ASSERT_EQ(Connect(bs[i].get(), as[i].get(), mtu_, {}), 0);
+  }
+  for (int i = 0; i < kQps; i++) {
+    Fill(as[i]->buf, 0, 65536, 1000 + i);
+    ibv_sge sge = {(uintptr_t)as[i]->buf.data(), 65536, as[i]->mr->lkey};
+    ibv_send_wr wr = {}, *bad;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = (uintptr_t)bs[i]->buf.data();
+    wr.wr.rdma.rkey = bs[i]->mr->rkey;
+    ASSERT_EQ(ibv_post_send(as[i]->qp, &wr, &bad), 0);
+  }
+  for (int i = 0; i < kQps; i++) {
+    auto sw = Poll(as[i]->cq, 1);
+    ASSERT_EQ(sw.size(), 1u);
+    EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
+    EXPECT_EQ(std::memcmp(as[i]->buf.data(), bs[i]->buf.data(), 65536), 0);
+  }
+}
+
+TEST_F(RcTest, LargeWriteAndRead) {
+  size_t len = std::strtoul(Env("SRDMA_LARGE_BYTES", "16777216").c_str(), nullptr, 0);
+  Pair(len);
+  Fill(a_.buf, 0, len, 77);
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, len, 1, (uintptr_t)b_.buf.data(),
+                     b_.mr->rkey),
+            0);
+  auto sw = Poll(a_.cq, 1, 300000);
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), len), 0);
+  std::fill(a_.buf.begin(), a_.buf.end(), 0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_READ, 0, len, 2, (uintptr_t)b_.buf.data(),
+                     b_.mr->rkey),
+            0);
+  sw = Poll(a_.cq, 1, 300000);
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), len), 0);
+}
+
+}  // namespace
