@@ -39,7 +39,7 @@
 
 struct sk_buff;
 
-/* IANA-assigned UDP destination port of RoCEv2 (Annex A17.2.1). */
+/* IANA-assigned UDP destination port of RoCEv2 (Annex A17). */
 #define SRDMA_UDP_PORT		4791
 
 /* The ICRC trails every packet (Annex A17.3.3). */
@@ -226,7 +226,7 @@ static_assert(sizeof(struct srdma_xrceth) == SRDMA_XRCETH_LEN);
  * @SRDMA_TRANSPORT_UC: unreliable connection
  * @SRDMA_TRANSPORT_RD: reliable datagram (not supported)
  * @SRDMA_TRANSPORT_UD: unreliable datagram
- * @SRDMA_TRANSPORT_CNP: RoCEv2 congestion notification (Annex A17.9)
+ * @SRDMA_TRANSPORT_CNP: RoCEv2 congestion notification packet (Annex A17)
  * @SRDMA_TRANSPORT_XRC: extended reliable connection (not supported yet)
  */
 enum srdma_transport {
@@ -296,7 +296,7 @@ enum srdma_opcode {
 	SRDMA_OP_UD_SEND_ONLY			= 0x64,
 	SRDMA_OP_UD_SEND_ONLY_IMM		= 0x65,
 
-	/* Annex A17.9.3; not in the table yet, srdma_opcode() returns NULL */
+	/* RoCEv2 CNP (Annex A17); not in the table yet: srdma_opcode() is NULL */
 	SRDMA_OP_CNP				= 0x81,
 };
 

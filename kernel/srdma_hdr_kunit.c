@@ -613,7 +613,7 @@ static void srdma_drop_name_test(struct kunit *test)
 	}
 }
 
-/* --- softrdma_hdr: AETH encodings (IBTA 9.7.5.2, Tables 45-47) --- */
+/* --- softrdma_hdr: AETH encodings (IBTA 9.7.5.2, Tables 46, 47, 50) --- */
 
 static void srdma_aeth_syndrome_test(struct kunit *test)
 {
@@ -640,7 +640,7 @@ static void srdma_aeth_syndrome_test(struct kunit *test)
 
 static void srdma_aeth_credit_test(struct kunit *test)
 {
-	/* Table 45, written out */
+	/* Table 50, written out */
 	static const u32 counts[31] = {
 		0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256,
 		384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,

@@ -703,7 +703,7 @@ u32 srdma_rnr_timer_usecs(u8 code)
 	return srdma_rnr_usecs[code & SRDMA_SYN_VALUE];
 }
 
-/* Table 45 (9.7.7.2): end-to-end credit count codes 0-30. */
+/* Table 50 (9.7.7.2.4): end-to-end flow control credit codes 0-30. */
 static const u16 srdma_credit_counts[SRDMA_CREDITS_INVALID] = {
 	    0,     1,     2,     3,     4,     6,     8,    12,
 	   16,    24,    32,    48,    64,    96,   128,   192,
@@ -733,7 +733,7 @@ u32 srdma_aeth_credits(u8 code)
  * @credits: receive WQEs available to the requester
  *
  * The codes are logarithmic; a responder must never advertise more than it
- * has (9.7.7.2.3), so this rounds down.
+ * has posted (C9-161), so this rounds down.
  *
  * Context: any.
  * Return: the largest code, 0-30, whose count is at most @credits.

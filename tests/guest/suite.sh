@@ -5,7 +5,9 @@
 #
 #   SRDMA_KUNIT=1 (test kernel): load the module once to run its KUnit
 #   suites and keep their KTAP (kunit-SUITE.ktap), then unload it.
-#   Then tests/guest/device.sh (device.tap).
+#   Then tests/guest/device.sh (device.tap), and the RC transport suite
+#   (tests/guest/rc.sh) with softrdma at both ends and with rdma_rxe as
+#   the peer in both roles (rc-*.tap, rc-*.xml).
 #
 # Exits 0 when every test passed.
 set -u
@@ -39,4 +41,9 @@ fi
 
 tests/guest/device.sh >"$out/device.tap" 2>&1 || rc=1
 cat "$out/device.tap"
+for pair in "softrdma softrdma" "rxe softrdma" "rxe softrdma swap"; do
+	# shellcheck disable=SC2086
+	tests/guest/rc.sh $pair >"$out/rc-${pair// /-}.tap" 2>&1 || rc=1
+	cat "$out/rc-${pair// /-}.tap"
+done
 exit $rc
