@@ -219,6 +219,8 @@ struct srdma_wq {
  * @retrans_timer: local ACK timeout (srdma_comp.c)
  * @rnr_timer: RNR NAK wait (srdma_comp.c)
  * @tx_tasklet: continues transmission that exceeded one pass's budget
+ * @txq: packets built, waiting to be sent in order (srdma_tx.c)
+ * @tx_running: a CPU is sending @txq; others only append
  * @err_idx: SQ index of the WQE that moved the QP to the error state
  * @err_status: its completion status
  * @event: asynchronous event to raise once the lock is dropped, or -1
@@ -241,6 +243,8 @@ struct srdma_qp {
 	struct timer_list retrans_timer;
 	struct timer_list rnr_timer;
 	struct tasklet_struct tx_tasklet;
+	struct sk_buff_head txq;
+	bool tx_running;
 	u32 err_idx;
 	enum ib_wc_status err_status;
 	int event;
@@ -371,6 +375,8 @@ void srdma_qp_tasklet(struct tasklet_struct *t);
 struct srdma_swqe *srdma_swqe_at(struct srdma_qp *qp, u32 idx);
 bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
 bool srdma_req_idle(struct srdma_qp *qp);
+void srdma_req_congestion(struct srdma_qp *qp, bool timeout);
+void srdma_req_acked(struct srdma_qp *qp, u32 n);
 
 /* srdma_comp.c */
 void srdma_comp_complete(struct srdma_qp *qp, enum ib_wc_status status);

@@ -130,6 +130,8 @@ static void srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 		last = srdma_psn_add(sw->first_psn, sw->npkts - 1);
 		if (srdma_swqe_read_atomic(sw)) {
 			if (srdma_psn_diff(psn, sw->first_psn) >= 0) {
+				if (!req->need_retry)
+					srdma_req_congestion(qp, false);
 				req->need_retry = true;
 				psn = srdma_psn_add(sw->first_psn, -1);
 			}
@@ -139,8 +141,11 @@ static void srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 			break;
 		srdma_comp_complete(qp, IB_WC_SUCCESS);
 	}
-	if (srdma_psn_diff(srdma_psn_add(psn, 1), req->una) > 0)
+	if (srdma_psn_diff(srdma_psn_add(psn, 1), req->una) > 0) {
+		srdma_req_acked(qp, srdma_psn_diff(srdma_psn_add(psn, 1),
+						   req->una));
 		req->una = srdma_psn_add(psn, 1);
+	}
 	srdma_comp_progress(qp);
 }
 
@@ -170,8 +175,10 @@ static void srdma_comp_read_resp(struct srdma_qp *qp,
 
 	/* Responses are in PSN order: anything else is lost or stale. */
 	if (pkt->psn != req->una) {
-		if (srdma_psn_diff(pkt->psn, req->una) > 0)
+		if (srdma_psn_diff(pkt->psn, req->una) > 0 && !req->need_retry) {
 			req->need_retry = true;
+			srdma_req_congestion(qp, false);
+		}
 		return;
 	}
 	srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
@@ -194,6 +201,7 @@ static void srdma_comp_read_resp(struct srdma_qp *qp,
 		return;
 	}
 	req->una = srdma_psn_add(pkt->psn, 1);
+	srdma_req_acked(qp, 1);
 	if (last)
 		srdma_comp_complete(qp, IB_WC_SUCCESS);
 	srdma_comp_progress(qp);
@@ -252,6 +260,7 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 		break;
 	case SRDMA_SYN_RNR:
 		/* 9.7.5.2.8: the NAKed PSN and later are retried later. */
+		srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_RX_RNR_NAKS);
 		srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
 		if (pkt->psn != req->una)
 			break;
@@ -273,6 +282,8 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 			break;
 		if (srdma_syn_value(syn) == SRDMA_NAK_PSN_SEQ) {
 			/* 9.7.5.2.1: resend from the NAKed PSN. */
+			srdma_counter_inc(to_sdev(qp->ibqp.device),
+					  SRDMA_CNT_RX_SEQ_NAKS);
 			if (!req->retry) {
 				srdma_qp_fatal(qp, qp->sq.ring.own,
 					       IB_WC_RETRY_EXC_ERR);
@@ -280,6 +291,7 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 			}
 			req->retry--;
 			req->need_retry = true;
+			srdma_req_congestion(qp, false);
 			break;
 		}
 		/* Remote access, invalid request, remote operational. */
@@ -338,11 +350,14 @@ void srdma_comp_timeout(struct timer_list *t)
 	spin_lock_bh(&qp->lock);
 	if (qp->state == IB_QPS_RTS && qp->req.una != qp->req.psn &&
 	    !qp->req.rnr_wait) {
+		srdma_counter_inc(to_sdev(qp->ibqp.device),
+				  SRDMA_CNT_ACK_TIMEOUTS);
 		if (!qp->req.retry) {
 			srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_RETRY_EXC_ERR);
 		} else {
 			qp->req.retry--;
 			qp->req.need_retry = true;
+			srdma_req_congestion(qp, true);
 			srdma_comp_arm_timer(qp);
 			run = true;
 		}

@@ -15,8 +15,9 @@
  *   srdma_av_from_ah_attr          any context
  *   srdma_net_alloc_skb,           any context, never sleep (with a
  *   srdma_net_add_page,            non-sleeping gfp)
- *   srdma_net_can_frag,
- *   srdma_net_xmit
+ *   srdma_net_can_frag
+ *   srdma_net_xmit                 process or softirq, interrupts enabled;
+ *                                  never sleeps, may run softirqs
  *
  * Sockets. A device belongs to the network namespace of its netdev. The
  * first device of a namespace opens an IPv4 and an IPv6 (v6only) UDP tunnel
@@ -807,7 +808,11 @@ static void srdma_net_push_ip6(struct sk_buff *skb, const struct srdma_av *av)
  * packets in flight), is passed along. The packet counts in tx_packets
  * when the stack accepts it, else in one tx_drop counter.
  *
- * Context: any but hard interrupt; never sleeps.
+ * Context: process or softirq, interrupts enabled; never sleeps. May run
+ * softirqs, and so the receive path, before it returns (a packet to a
+ * local address or a veth peer is received when the stack re-enables
+ * bottom halves): hold no lock the receive path takes, or hold it with
+ * bottom halves disabled.
  * Return: 0; -ENETUNREACH and the like when there is no route; -ENOMEM;
  * -ENOBUFS or another -errno when the stack drops the packet.
  */

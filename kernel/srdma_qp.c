@@ -184,6 +184,7 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	timer_setup(&qp->retrans_timer, srdma_comp_timeout, 0);
 	timer_setup(&qp->rnr_timer, srdma_comp_rnr_timeout, 0);
 	tasklet_setup(&qp->tx_tasklet, srdma_qp_tasklet);
+	skb_queue_head_init(&qp->txq);
 
 	err = srdma_wq_init(&qp->sq, udata, &cap->max_send_wr,
 			    &cap->max_send_sge, &cap->max_inline_data, true);
@@ -252,6 +253,7 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	del_timer_sync(&qp->retrans_timer);
 	del_timer_sync(&qp->rnr_timer);
 	tasklet_kill(&qp->tx_tasklet);
+	skb_queue_purge(&qp->txq);
 
 	srdma_qp_free_transport(qp);
 	srdma_ring_destroy(&qp->rq.ring);
@@ -569,6 +571,8 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 		}
 		qp->req.retry = qp->attr.retry_cnt;
 		qp->req.rnr_retry = qp->attr.rnr_retry;
+		if (!qp->req.cwnd)
+			qp->req.cwnd = SRDMA_CWND_INIT;
 		break;
 	case IB_QPS_SQD:
 		/* The drain completes at once: nothing is held back. */

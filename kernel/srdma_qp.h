@@ -44,7 +44,14 @@ static inline u32 srdma_pkt_op(const struct srdma_pkt *pkt)
 
 /* Packets one pass of the transmit engine sends before it yields. */
 #define SRDMA_TX_BUDGET		64
-/* Request packets outstanding (sent, not acknowledged) at most. */
+/*
+ * Congestion window of the requester, in packets (sent, not acknowledged):
+ * additive increase by one packet per window acknowledged, halved on a
+ * loss signal (PSN sequence NAK, implied NAK, a packet the local stack
+ * dropped), back to the minimum on a timeout.
+ */
+#define SRDMA_CWND_INIT		32
+#define SRDMA_CWND_MIN		4
 #define SRDMA_MAX_INFLIGHT	512
 /* The requester asks for an ACK at least every this many packets. */
 #define SRDMA_ACK_REQ_EVERY	32
@@ -108,6 +115,9 @@ struct srdma_rd_res {
  * @rnr_wait: an RNR NAK paused the requester until @rnr_timer fires
  * @need_retry: go back to @una on the next pass
  * @pkts_since_ack_req: packets sent since the last AckReq bit
+ * @cwnd: congestion window, packets in flight allowed
+ * @cwnd_acked: packets acknowledged towards the next window increase
+ * @tx_dropped: the local stack dropped a packet of the last pass
  */
 struct srdma_req {
 	u32 fetch;
@@ -121,6 +131,9 @@ struct srdma_req {
 	bool rnr_wait;
 	bool need_retry;
 	u32 pkts_since_ack_req;
+	u32 cwnd;
+	u32 cwnd_acked;
+	bool tx_dropped;
 };
 
 /**

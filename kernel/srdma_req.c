@@ -203,8 +203,16 @@ static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
 	pkt.qpn = qp->attr.dest_qp_num;
 	pkt.pkey = IB_DEFAULT_PKEY_FULL;
 	pkt.se = last && (w->flags & SRDMA_WQE_SOLICITED);
+	/*
+	 * AckReq on the last packet of a message, and often enough that the
+	 * window can never fill with packets nobody will acknowledge: every
+	 * half window at most, and on the packet that fills it.
+	 */
 	ack_req = last ||
-		  ++qp->req.pkts_since_ack_req >= SRDMA_ACK_REQ_EVERY;
+		  ++qp->req.pkts_since_ack_req >=
+			min_t(u32, SRDMA_ACK_REQ_EVERY,
+			      max_t(u32, qp->req.cwnd / 2, 1)) ||
+		  srdma_psn_diff(qp->req.psn, qp->req.una) + 1 >= qp->req.cwnd;
 	pkt.ackreq = ack_req;
 	pkt.paylen = paylen;
 	pkt.pad = (4 - (paylen & 3)) & 3;
@@ -262,6 +270,7 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	struct srdma_swqe *sw;
 
 	qp->req.need_retry = false;
+	srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_RETRANSMITS);
 	qp->req.psn = qp->req.una;
 	qp->req.rd_atomic = 0;
 	for (; idx != qp->req.fetch; idx++) {
@@ -280,6 +289,40 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	if (sw->started && srdma_psn_diff(qp->req.una, sw->first_psn) > 0)
 		qp->req.cur_off = srdma_psn_diff(qp->req.una, sw->first_psn) *
 				  pmtu;
+}
+
+/**
+ * srdma_req_congestion() - A loss signal: shrink the congestion window
+ * @qp: the QP
+ * @timeout: the signal is a timeout (the window restarts at its minimum)
+ *
+ * Context: qp->lock held.
+ */
+void srdma_req_congestion(struct srdma_qp *qp, bool timeout)
+{
+	struct srdma_req *req = &qp->req;
+
+	req->cwnd = timeout ? SRDMA_CWND_MIN :
+			      max_t(u32, req->cwnd / 2, SRDMA_CWND_MIN);
+	req->cwnd_acked = 0;
+}
+
+/**
+ * srdma_req_acked() - Packets were acknowledged: grow the window
+ * @qp: the QP
+ * @n: packets newly acknowledged
+ *
+ * Context: qp->lock held.
+ */
+void srdma_req_acked(struct srdma_qp *qp, u32 n)
+{
+	struct srdma_req *req = &qp->req;
+
+	req->cwnd_acked += n;
+	while (req->cwnd_acked >= req->cwnd && req->cwnd < SRDMA_MAX_INFLIGHT) {
+		req->cwnd_acked -= req->cwnd;
+		req->cwnd++;
+	}
 }
 
 /**
@@ -304,6 +347,12 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 	lockdep_assert_held(&qp->lock);
 	if (qp->state != IB_QPS_RTS || req->rnr_wait)
 		return false;
+	if (req->tx_dropped) {
+		/* What follows a dropped packet would only be out of order. */
+		req->tx_dropped = false;
+		srdma_req_congestion(qp, false);
+		req->need_retry = true;
+	}
 	if (req->need_retry)
 		srdma_req_rewind(qp);
 	pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
@@ -319,7 +368,7 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 			if (!err)
 				return false;
 		}
-		if (srdma_psn_diff(req->psn, req->una) >= SRDMA_MAX_INFLIGHT)
+		if (srdma_psn_diff(req->psn, req->una) >= req->cwnd)
 			return false;
 		sw = srdma_swqe_at(qp, req->cur);
 		if (!sw->started) {

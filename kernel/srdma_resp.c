@@ -55,6 +55,7 @@ static void srdma_resp_rnr(struct srdma_qp *qp, u32 psn)
 {
 	srdma_resp_ack(qp, SRDMA_RNR_SYN(qp->attr.min_rnr_timer), psn);
 	qp->resp.nak_psn_sent = true;
+	srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_TX_RNR_NAKS);
 }
 
 static void srdma_resp_nak_fatal(struct srdma_qp *qp, u8 nak, u32 psn)
@@ -431,6 +432,8 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	if (diff > 0) {
 		/* 9.7.5.1.1: a gap; NAK once until the sequence resumes. */
 		if (!resp->nak_psn_sent) {
+			srdma_counter_inc(to_sdev(qp->ibqp.device),
+					  SRDMA_CNT_TX_SEQ_NAKS);
 			srdma_resp_ack(qp,
 				       SRDMA_NAK_SYN(SRDMA_NAK_PSN_SEQ),
 				       resp->epsn);
@@ -439,6 +442,8 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		return;
 	}
 	if (diff < 0) {
+		srdma_counter_inc(to_sdev(qp->ibqp.device),
+				  SRDMA_CNT_RX_DUPLICATES);
 		srdma_resp_duplicate(qp, pkt);
 		return;
 	}

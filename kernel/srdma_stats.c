@@ -17,6 +17,13 @@ static const struct rdma_stat_desc srdma_counter_descs[] = {
 	[SRDMA_CNT_TX_DROP_NO_ROUTE].name = "tx_drop_no_route",
 	[SRDMA_CNT_TX_DROP_NOMEM].name = "tx_drop_nomem",
 	[SRDMA_CNT_TX_DROP_XMIT].name = "tx_drop_xmit",
+	[SRDMA_CNT_RETRANSMITS].name = "retransmits",
+	[SRDMA_CNT_ACK_TIMEOUTS].name = "ack_timeouts",
+	[SRDMA_CNT_RX_SEQ_NAKS].name = "rx_seq_naks",
+	[SRDMA_CNT_RX_RNR_NAKS].name = "rx_rnr_naks",
+	[SRDMA_CNT_TX_SEQ_NAKS].name = "tx_seq_naks",
+	[SRDMA_CNT_TX_RNR_NAKS].name = "tx_rnr_naks",
+	[SRDMA_CNT_RX_DUPLICATES].name = "rx_duplicates",
 };
 
 static_assert(ARRAY_SIZE(srdma_counter_descs) == SRDMA_CNT_MAX);

@@ -27,6 +27,14 @@ enum srdma_counter {
 	SRDMA_CNT_TX_DROP_NO_ROUTE,
 	SRDMA_CNT_TX_DROP_NOMEM,
 	SRDMA_CNT_TX_DROP_XMIT,		/* the IP stack refused the packet */
+	/* Reliability events (IBTA 9.7). */
+	SRDMA_CNT_RETRANSMITS,		/* go-back-N restarts of the requester */
+	SRDMA_CNT_ACK_TIMEOUTS,		/* local ACK timeouts */
+	SRDMA_CNT_RX_SEQ_NAKS,		/* PSN sequence error NAKs received */
+	SRDMA_CNT_RX_RNR_NAKS,		/* RNR NAKs received */
+	SRDMA_CNT_TX_SEQ_NAKS,		/* PSN sequence error NAKs sent */
+	SRDMA_CNT_TX_RNR_NAKS,		/* RNR NAKs sent */
+	SRDMA_CNT_RX_DUPLICATES,	/* duplicate requests answered */
 	SRDMA_CNT_MAX
 };
 

@@ -12,22 +12,56 @@
  *                     SRDMA_TX_BUDGET packets; more work goes to the
  *                     tasklet so that one QP cannot hold a CPU
  *
- * Packets are built under qp->lock and handed to the IP stack after it is
- * released, so that a packet looped back on this CPU can never meet the
- * lock held. Posting from a process (the provider) writes the mapped ring;
+ * Packets are built under qp->lock onto qp->txq and handed to the IP stack
+ * after it is released, by one CPU at a time so that they leave in PSN
+ * order (srdma_qp_xmit()). Posting from a process (the provider) writes the mapped ring;
  * an in-kernel post writes the same ring through srdma_post_send().
  */
 
 #include "srdma.h"
 #include "srdma_hdr.h"
 
-static void srdma_qp_xmit(struct srdma_qp *qp, struct sk_buff_head *q)
+/*
+ * Send what the passes built, in order. Passes run on any CPU and append
+ * to qp->txq under the lock; one caller at a time (qp->tx_running) drains
+ * it, without the lock, so that packets leave in the order they were
+ * built. When the local stack drops a packet, the rest would arrive out
+ * of order: they are not sent, and the next pass goes back to the oldest
+ * unacknowledged PSN with a smaller window.
+ * Return: true when a packet was dropped.
+ */
+static bool srdma_qp_xmit(struct srdma_qp *qp)
 {
 	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sk_buff_head q;
 	struct sk_buff *skb;
+	bool dropped = false;
 
-	while ((skb = __skb_dequeue(q)))
-		srdma_net_xmit(sdev, &qp->av, skb);
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&qp->lock);
+	if (qp->tx_running) {
+		spin_unlock_bh(&qp->lock);
+		return false;
+	}
+	qp->tx_running = true;
+	while (!skb_queue_empty(&qp->txq)) {
+		skb_queue_splice_init(&qp->txq, &q);
+		spin_unlock_bh(&qp->lock);
+		while ((skb = __skb_dequeue(&q))) {
+			if (srdma_net_xmit(sdev, &qp->av, skb)) {
+				__skb_queue_purge(&q);
+				dropped = true;
+			}
+		}
+		spin_lock_bh(&qp->lock);
+		if (dropped) {
+			__skb_queue_purge(&qp->txq);
+			qp->req.tx_dropped = true;
+		}
+	}
+	qp->tx_running = false;
+	spin_unlock_bh(&qp->lock);
+	return dropped;
 }
 
 /*
@@ -53,8 +87,9 @@ static bool srdma_qp_update_polling(struct srdma_qp *qp, bool busy)
 }
 
 /* One pass with qp->lock held; returns true when more work is left. */
-static bool srdma_qp_pass(struct srdma_qp *qp, struct sk_buff_head *q)
+static bool srdma_qp_pass(struct srdma_qp *qp)
 {
+	struct sk_buff_head *q = &qp->txq;
 	int budget = SRDMA_TX_BUDGET;
 	bool more;
 
@@ -84,14 +119,13 @@ static bool srdma_qp_pass(struct srdma_qp *qp, struct sk_buff_head *q)
  */
 void srdma_qp_run(struct srdma_qp *qp)
 {
-	struct sk_buff_head q;
 	bool more;
 
-	__skb_queue_head_init(&q);
 	spin_lock_bh(&qp->lock);
-	more = srdma_qp_pass(qp, &q);
+	more = srdma_qp_pass(qp);
 	spin_unlock_bh(&qp->lock);
-	srdma_qp_xmit(qp, &q);
+	if (srdma_qp_xmit(qp))
+		more = true;
 	srdma_qp_raise_event(qp);
 	if (more)
 		tasklet_schedule(&qp->tx_tasklet);
@@ -135,10 +169,8 @@ void srdma_qp_kick(struct srdma_qp *qp)
 void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		  const struct sk_buff *skb)
 {
-	struct sk_buff_head q;
 	bool more;
 
-	__skb_queue_head_init(&q);
 	spin_lock(&qp->lock);
 	if (qp->dead) {
 		spin_unlock(&qp->lock);
@@ -148,9 +180,10 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		srdma_resp_rcv(qp, pkt, skb);
 	else
 		srdma_comp_rcv(qp, pkt, skb);
-	more = srdma_qp_pass(qp, &q);
+	more = srdma_qp_pass(qp);
 	spin_unlock(&qp->lock);
-	srdma_qp_xmit(qp, &q);
+	if (srdma_qp_xmit(qp))
+		more = true;
 	srdma_qp_raise_event(qp);
 	if (more)
 		tasklet_schedule(&qp->tx_tasklet);

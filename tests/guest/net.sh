@@ -25,14 +25,16 @@
 # netdev, deleting the namespace and rmmod are clean; the kernel logged no
 # warning.
 #
-# Environment: SRDMA_KVER (guest kernel), SRDMA_MODULE (default
-# build/kmod/$SRDMA_KVER/softrdma.ko), SRDMA_OUT (results).
+# Environment: SRDMA_KVER (guest kernel), SRDMA_BUILD (userspace build dir,
+# default build), SRDMA_MODULE (default build/kmod/$SRDMA_KVER/softrdma.ko),
+# SRDMA_OUT (results).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/guest/lib.sh
 . tests/guest/lib.sh
 
 kver=${SRDMA_KVER:-$(uname -r)}
+build=${SRDMA_BUILD:-build}
 module=${SRDMA_MODULE:-build/kmod/$kver/softrdma.ko}
 out=${SRDMA_OUT:-/tmp}
 ns=srdma_ns
@@ -102,6 +104,24 @@ logged_in_use() {
 		grep "UDP port 4791 is in use in this network namespace"
 }
 
+# tx_csum_off NETDEV: no transmit checksum offload, so that the stack fills
+# in UDP checksums before the netdev and the receiver verifies them.
+tx_csum_off() {
+	python3 - "$1" <<'EOF'
+import array, fcntl, socket, struct, sys
+ETHTOOL_STXCSUM, SIOCETHTOOL = 0x17, 0x8946
+val = array.array('B', struct.pack('II', ETHTOOL_STXCSUM, 0))
+ifr = struct.pack('16sP', sys.argv[1].encode(), val.buffer_info()[0])
+fcntl.ioctl(socket.socket(), SIOCETHTOOL, ifr)
+EOF
+}
+
+# IPv6 UDP checksum errors, both namespaces together.
+udp6_csum_errors() {
+	cat /proc/net/snmp6 <(in_ns cat /proc/net/snmp6) |
+		awk '/^Udp6InCsumErrors/ { n += $2 } END { print n }'
+}
+
 gid_index() { # gid_index DEV GID: the table index of GID
 	local f
 	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
@@ -113,8 +133,33 @@ gid_index() { # gid_index DEV GID: the table index of GID
 	return 1
 }
 
+# pingpong SERVER CLIENT GID_FAMILY: ibv_rc_pingpong with data checks, the
+# server on SERVER in $ns, the client on CLIENT in the initial namespace,
+# over the GIDs of 10.91.0.0/24 (4) or fd91::/64 (6).
+pingpong() {
+	local sgid cgid sidx cidx spid rc
+	if [ "$3" = 4 ]; then
+		sgid=0000:0000:0000:0000:0000:ffff:0a5b:0002
+		cgid=0000:0000:0000:0000:0000:ffff:0a5b:0001
+	else
+		sgid=fd91:0000:0000:0000:0000:0000:0000:0002
+		cgid=fd91:0000:0000:0000:0000:0000:0000:0001
+	fi
+	sidx=$(wait_for 5 gid_index "$1" "$sgid") || return 1
+	cidx=$(wait_for 5 gid_index "$2" "$cgid") || return 1
+	in_ns timeout 120 ibv_rc_pingpong -d "$1" -g "$sidx" -n 20 -c \
+		>"$out/net-pp-$1-$2-v$3-server.txt" 2>&1 &
+	spid=$!
+	wait_for 10 sh -c "ip netns exec $ns ss -Htln | grep -q ':18515 '"
+	timeout 120 ibv_rc_pingpong -d "$2" -g "$cidx" -n 20 -c 10.91.0.2 \
+		>"$out/net-pp-$1-$2-v$3-client.txt" 2>&1
+	rc=$?
+	wait "$spid" || rc=1
+	tail -n 3 "$out/net-pp-$1-$2-v$3-client.txt"
+	return $rc
+}
+
 # --- Setup -------------------------------------------------------------------
-modprobe ib_uverbs
 modprobe rdma_ucm
 ip netns add "$ns"
 in_ns ip link set lo up
@@ -134,9 +179,9 @@ ip addr add 10.92.0.1/24 dev dummy_a
 ip link set dummy_a up
 
 # --- Sockets follow devices ----------------------------------------------------
-# insmod does not load dependencies: the UDP tunnel API lives in modules.
-check "module and its dependencies load" \
-	sh -c "modprobe udp_tunnel && modprobe ip6_udp_tunnel && insmod $module"
+check "provider installs into libibverbs' directories" \
+	cmake --install "$build"
+check "module and its dependencies load" load_module "$module"
 check "loading takes port 4791 in no namespace" \
 	sh -c "! ss -Huan | grep -q ':4791 ' && ! ip netns exec $ns ss -Huan | grep -q ':4791 '"
 check "rdma link add in $ns" \
@@ -193,6 +238,17 @@ if modprobe rdma_rxe 2>/dev/null; then
 	check "rdma_rxe's packets reach srdma_b" grew srdma_b rx_packets "$pk"
 	check "and parse as RoCEv2 (not malformed)" same srdma_b rx_drop_malformed "$mal"
 
+	check "RC pingpong softrdma <-> rdma_rxe over IPv4" \
+		pingpong srdma_b rxe0 4
+	# The receiver verifies the checksums softrdma puts in IPv6 UDP
+	# headers; rxe sends zero ones, which softrdma must accept.
+	in_ns tx_csum_off veth_b
+	csum=$(udp6_csum_errors)
+	check "RC pingpong softrdma <-> rdma_rxe over IPv6" \
+		pingpong srdma_b rxe0 6
+	check "no IPv6 UDP checksum error" \
+		test "$(udp6_csum_errors)" = "$csum"
+
 	check "rdma link delete rxe0" rdma link delete rxe0
 	check "rmmod rdma_rxe" rmmod rdma_rxe
 	check "then the initial namespace's port is free" wait_for 5 no_4791
@@ -201,6 +257,16 @@ if modprobe rdma_rxe 2>/dev/null; then
 	check "the initial namespace now has softrdma's sockets" has_4791
 	check "rdma link delete srdma_a releases them" \
 		sh -c "rdma link delete srdma_a && ! ss -Huan | grep -q ':4791 '"
+	check "softrdma on veth_a too" \
+		rdma link add srdma_a type softrdma netdev veth_a
+	check "RC pingpong softrdma <-> softrdma over IPv4" \
+		pingpong srdma_b srdma_a 4
+	tx_csum_off veth_a
+	check "RC pingpong softrdma <-> softrdma over IPv6" \
+		pingpong srdma_b srdma_a 6
+	check "no IPv6 UDP checksum error" \
+		test "$(udp6_csum_errors)" = "$csum"
+	check "rdma link delete srdma_a" rdma link delete srdma_a
 else
 	skip "rdma_rxe tests" "no rdma_rxe module"
 fi

@@ -67,6 +67,7 @@ check "RC suite $kind_a <-> $kind_b${swap:+ (roles swapped)}" test "$rc" = 0
 [ "$rc" = 0 ] || grep -E "FAILED|Failure|Expected|Which is|status" "$out/$name.txt" | head -40 | sed 's/^/# /'
 rdma statistic show link dev_init/1 >"$out/stats-$name-init.txt" 2>&1
 rdma statistic show link dev_peer/1 >"$out/stats-$name-peer.txt" 2>&1
+cat /proc/net/softnet_stat >"$out/softnet-$name.txt"
 
 check "rdma link delete dev_init" rdma link delete dev_init
 check "rdma link delete dev_peer" rdma link delete dev_peer

@@ -41,7 +41,11 @@ fi
 
 tests/guest/device.sh >"$out/device.tap" 2>&1 || rc=1
 cat "$out/device.tap"
-for pair in "softrdma softrdma" "rxe softrdma" "rxe softrdma swap"; do
+pairs=("softrdma softrdma")
+# rdma_rxe of 6.1 has known use-after-free bugs that KASAN reports; it is a
+# peer on the stock kernels only.
+[ "${SRDMA_KUNIT:-0}" = 1 ] || pairs+=("rxe softrdma" "rxe softrdma swap")
+for pair in "${pairs[@]}"; do
 	# shellcheck disable=SC2086
 	tests/guest/rc.sh $pair >"$out/rc-${pair// /-}.tap" 2>&1 || rc=1
 	cat "$out/rc-${pair// /-}.tap"
