@@ -85,7 +85,13 @@ static bool srdma_swqe_read_atomic(const struct srdma_swqe *sw)
 static void srdma_comp_progress(struct srdma_qp *qp)
 {
 	qp->req.retry = qp->attr.retry_cnt;
-	if (qp->req.una == qp->req.psn)
+	/*
+	 * A response to a packet sent before a go-back-N: what it covers
+	 * need not be sent again; restart from the new una.
+	 */
+	if (srdma_psn_diff(qp->req.una, qp->req.psn) > 0)
+		qp->req.need_retry = true;
+	if (qp->req.una == qp->req.max_psn)
 		del_timer(&qp->retrans_timer);
 	else
 		srdma_comp_arm_timer(qp);
@@ -120,7 +126,7 @@ static void srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 
 	/* Stale (older than una) or acknowledging what was never sent. */
 	if (srdma_psn_diff(psn, req->una) < 0 ||
-	    srdma_psn_diff(psn, req->psn) >= 0)
+	    srdma_psn_diff(psn, req->max_psn) >= 0)
 		return;
 
 	while (qp->sq.ring.own != req->fetch) {
@@ -146,6 +152,7 @@ static void srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 						   req->una));
 		req->una = srdma_psn_add(psn, 1);
 	}
+
 	srdma_comp_progress(qp);
 }
 
@@ -348,7 +355,7 @@ void srdma_comp_timeout(struct timer_list *t)
 	bool run = false;
 
 	spin_lock_bh(&qp->lock);
-	if (qp->state == IB_QPS_RTS && qp->req.una != qp->req.psn &&
+	if (qp->state == IB_QPS_RTS && qp->req.una != qp->req.max_psn &&
 	    !qp->req.rnr_wait) {
 		srdma_counter_inc(to_sdev(qp->ibqp.device),
 				  SRDMA_CNT_ACK_TIMEOUTS);

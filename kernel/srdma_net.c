@@ -43,6 +43,7 @@
 
 #include <linux/if_vlan.h>
 #include <linux/inetdevice.h>
+#include <linux/rtnetlink.h>
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
@@ -306,7 +307,7 @@ static int srdma_net_socks_open(struct srdma_net *snet,
  * with -EADDRINUSE, and says so in the log, when another socket (rdma_rxe's
  * in the initial namespace) has the port.
  *
- * Context: process; may sleep. Takes srdma_net_lock.
+ * Context: process; may sleep. Takes RTNL briefly, then srdma_net_lock.
  * Return: 0, -ENODEV when the namespace is being dismantled, or the
  * error of socket creation.
  */
@@ -319,9 +320,13 @@ int srdma_net_dev_attach(struct srdma_dev *sdev)
 	/*
 	 * A namespace whose last reference is gone may still hold netdevs
 	 * on their way out; do not open sockets in it. Holding the reference
-	 * keeps its exit from running until the device is on the list.
+	 * keeps its exit from running until the device is on the list. RTNL
+	 * keeps the netdev from moving (and its namespace from being freed)
+	 * while the reference is taken.
 	 */
+	rtnl_lock();
 	net = maybe_get_net(dev_net(sdev->ndev));
+	rtnl_unlock();
 	if (!net)
 		return -ENODEV;
 

@@ -565,6 +565,7 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 	case IB_QPS_RTS:
 		if (cur == IB_QPS_RTR) {
 			qp->req.psn = qp->attr.sq_psn;
+			qp->req.max_psn = qp->attr.sq_psn;
 			qp->req.una = qp->attr.sq_psn;
 			qp->req.fetch = qp->sq.ring.own;
 			qp->req.cur = qp->sq.ring.own;

@@ -108,6 +108,8 @@ struct srdma_rd_res {
  * @cur: index of the WQE being transmitted
  * @cur_off: bytes of @cur already transmitted in this pass
  * @psn: PSN of the next request packet
+ * @max_psn: the PSN after the highest ever sent: after a go-back-N, ACKs
+ *	of packets sent before the rewind still count
  * @una: oldest unacknowledged PSN
  * @rd_atomic: READ/atomic requests outstanding
  * @retry: retransmissions left before IB_WC_RETRY_EXC_ERR (retry_cnt)
@@ -124,6 +126,7 @@ struct srdma_req {
 	u32 cur;
 	u32 cur_off;
 	u32 psn;
+	u32 max_psn;
 	u32 una;
 	u32 rd_atomic;
 	u8 retry;

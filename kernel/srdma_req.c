@@ -400,14 +400,16 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 			req->psn = srdma_psn_add(sw->first_psn, sw->npkts);
 			req->cur++;
 			req->cur_off = 0;
-			continue;
+		} else {
+			req->psn = srdma_psn_add(req->psn, 1);
+			req->cur_off += min(pmtu, sw->length - req->cur_off);
+			if (req->cur_off >= sw->length) {
+				req->cur++;
+				req->cur_off = 0;
+			}
 		}
-		req->psn = srdma_psn_add(req->psn, 1);
-		req->cur_off += min(pmtu, sw->length - req->cur_off);
-		if (req->cur_off >= sw->length) {
-			req->cur++;
-			req->cur_off = 0;
-		}
+		if (srdma_psn_diff(req->psn, req->max_psn) > 0)
+			req->max_psn = req->psn;
 	}
 	return true;
 }

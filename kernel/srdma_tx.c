@@ -104,7 +104,8 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 		return false;
 	more = srdma_resp_tx(qp, q, &budget);
 	more |= srdma_req_tx(qp, q, &budget);
-	if (qp->req.una != qp->req.psn && !timer_pending(&qp->retrans_timer))
+	if (qp->req.una != qp->req.max_psn &&
+	    !timer_pending(&qp->retrans_timer))
 		srdma_comp_arm_timer(qp);
 	if (srdma_qp_update_polling(qp, more || !srdma_req_idle(qp)))
 		more = true;

@@ -36,7 +36,7 @@ cd "$(dirname "$0")/../.." || exit 1
 kver=${SRDMA_KVER:-$(uname -r)}
 build=${SRDMA_BUILD:-build}
 module=${SRDMA_MODULE:-build/kmod/$kver/softrdma.ko}
-out=${SRDMA_OUT:-/tmp}
+resdir=${SRDMA_OUT:-/tmp}
 ns=srdma_ns
 mark=$(dmesg_mark)
 
@@ -104,15 +104,22 @@ logged_in_use() {
 		grep "UDP port 4791 is in use in this network namespace"
 }
 
-# tx_csum_off NETDEV: no transmit checksum offload, so that the stack fills
-# in UDP checksums before the netdev and the receiver verifies them.
+# tx_csum_off NETDEV [NETNS]: no transmit checksum offload, so that the
+# stack fills in UDP checksums before the netdev and the receiver checks
+# them.
 tx_csum_off() {
-	python3 - "$1" <<'EOF'
+	local cmd=(python3 - "$1")
+	[ $# -gt 1 ] && cmd=(ip netns exec "$2" "${cmd[@]}")
+	"${cmd[@]}" <<'EOF'
 import array, fcntl, socket, struct, sys
-ETHTOOL_STXCSUM, SIOCETHTOOL = 0x17, 0x8946
-val = array.array('B', struct.pack('II', ETHTOOL_STXCSUM, 0))
-ifr = struct.pack('16sP', sys.argv[1].encode(), val.buffer_info()[0])
-fcntl.ioctl(socket.socket(), SIOCETHTOOL, ifr)
+ETHTOOL_GTXCSUM, ETHTOOL_STXCSUM, SIOCETHTOOL = 0x16, 0x17, 0x8946
+sk, name = socket.socket(), sys.argv[1].encode()
+def ethtool(cmd):
+    val = array.array('B', struct.pack('II', cmd, 0))
+    fcntl.ioctl(sk, SIOCETHTOOL, struct.pack('16sP', name, val.buffer_info()[0]))
+    return struct.unpack('II', val)[1]
+ethtool(ETHTOOL_STXCSUM)
+sys.exit(ethtool(ETHTOOL_GTXCSUM))
 EOF
 }
 
@@ -148,14 +155,14 @@ pingpong() {
 	sidx=$(wait_for 5 gid_index "$1" "$sgid") || return 1
 	cidx=$(wait_for 5 gid_index "$2" "$cgid") || return 1
 	in_ns timeout 120 ibv_rc_pingpong -d "$1" -g "$sidx" -n 20 -c \
-		>"$out/net-pp-$1-$2-v$3-server.txt" 2>&1 &
+		>"$resdir/net-pp-$1-$2-v$3-server.txt" 2>&1 &
 	spid=$!
 	wait_for 10 sh -c "ip netns exec $ns ss -Htln | grep -q ':18515 '"
 	timeout 120 ibv_rc_pingpong -d "$2" -g "$cidx" -n 20 -c 10.91.0.2 \
-		>"$out/net-pp-$1-$2-v$3-client.txt" 2>&1
+		>"$resdir/net-pp-$1-$2-v$3-client.txt" 2>&1
 	rc=$?
 	wait "$spid" || rc=1
-	tail -n 3 "$out/net-pp-$1-$2-v$3-client.txt"
+	tail -n 3 "$resdir/net-pp-$1-$2-v$3-client.txt"
 	return $rc
 }
 
@@ -234,7 +241,7 @@ if modprobe rdma_rxe 2>/dev/null; then
 	pk=$(cnt srdma_b rx_packets)
 	mal=$(cnt srdma_b rx_drop_malformed)
 	wait_for 5 gid_index rxe0 0000:0000:0000:0000:0000:ffff:0a5b:0001 >/dev/null
-	timeout 10 rping -c -a 10.91.0.2 -C 1 >"$out/net-rping.txt" 2>&1
+	timeout 10 rping -c -a 10.91.0.2 -C 1 >"$resdir/net-rping.txt" 2>&1
 	check "rdma_rxe's packets reach srdma_b" grew srdma_b rx_packets "$pk"
 	check "and parse as RoCEv2 (not malformed)" same srdma_b rx_drop_malformed "$mal"
 
@@ -242,7 +249,7 @@ if modprobe rdma_rxe 2>/dev/null; then
 		pingpong srdma_b rxe0 4
 	# The receiver verifies the checksums softrdma puts in IPv6 UDP
 	# headers; rxe sends zero ones, which softrdma must accept.
-	in_ns tx_csum_off veth_b
+	check "veth_b: transmit checksum offload off" tx_csum_off veth_b "$ns"
 	csum=$(udp6_csum_errors)
 	check "RC pingpong softrdma <-> rdma_rxe over IPv6" \
 		pingpong srdma_b rxe0 6
@@ -252,24 +259,24 @@ if modprobe rdma_rxe 2>/dev/null; then
 	check "rdma link delete rxe0" rdma link delete rxe0
 	check "rmmod rdma_rxe" rmmod rdma_rxe
 	check "then the initial namespace's port is free" wait_for 5 no_4791
-	check "and softrdma can have it" \
-		rdma link add srdma_a type softrdma netdev dummy_a
-	check "the initial namespace now has softrdma's sockets" has_4791
-	check "rdma link delete srdma_a releases them" \
-		sh -c "rdma link delete srdma_a && ! ss -Huan | grep -q ':4791 '"
-	check "softrdma on veth_a too" \
-		rdma link add srdma_a type softrdma netdev veth_a
-	check "RC pingpong softrdma <-> softrdma over IPv4" \
-		pingpong srdma_b srdma_a 4
-	tx_csum_off veth_a
-	check "RC pingpong softrdma <-> softrdma over IPv6" \
-		pingpong srdma_b srdma_a 6
-	check "no IPv6 UDP checksum error" \
-		test "$(udp6_csum_errors)" = "$csum"
-	check "rdma link delete srdma_a" rdma link delete srdma_a
 else
 	skip "rdma_rxe tests" "no rdma_rxe module"
 fi
+
+# --- softrdma in the initial namespace too -------------------------------------
+check "a device in the initial namespace" \
+	rdma link add srdma_a type softrdma netdev dummy_a
+check "the initial namespace now has softrdma's sockets" has_4791
+check "rdma link delete srdma_a releases them" \
+	sh -c "rdma link delete srdma_a && ! ss -Huan | grep -q ':4791 '"
+check "a device on veth_a" rdma link add srdma_a type softrdma netdev veth_a
+check "RC pingpong softrdma <-> softrdma over IPv4" pingpong srdma_b srdma_a 4
+check "veth_a: transmit checksum offload off" tx_csum_off veth_a
+check "veth_b: transmit checksum offload off" tx_csum_off veth_b "$ns"
+csum=$(udp6_csum_errors)
+check "RC pingpong softrdma <-> softrdma over IPv6" pingpong srdma_b srdma_a 6
+check "no IPv6 UDP checksum error" test "$(udp6_csum_errors)" = "$csum"
+check "rdma link delete srdma_a" rdma link delete srdma_a
 
 # --- Release -----------------------------------------------------------------------
 check "a second device in $ns (on dummy_b)" \
