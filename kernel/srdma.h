@@ -38,6 +38,9 @@
 #define SRDMA_MAX_PD		BIT(16)
 #define SRDMA_MAX_MR_SIZE	BIT_ULL(40)
 #define SRDMA_MAX_MSG_SIZE	BIT(31)
+#define SRDMA_MAX_FR_PAGES	BIT(12)
+/* Kernel-only SQ opcode (after the uverbs ones): REG_MR of an ib_reg_wr. */
+#define SRDMA_WR_REG_MR		0xf0
 #define SRDMA_MAX_RD_ATOMIC	128
 #define SRDMA_MAX_PKEYS		1
 #define SRDMA_GID_TBL_LEN	1024
@@ -144,11 +147,21 @@ struct srdma_pd {
 
 /**
  * struct srdma_mr - memory region
- * @ibmr: the core's MR (lkey, rkey, iova, length, pd)
- * @umem: pinned user pages, or NULL for a DMA MR
+ * @ibmr: the core's MR (pd, iova, length; lkey and rkey as the consumer
+ *	sees them)
+ * @key: the key that names the MR on the wire and in SGEs now: set at
+ *	registration, and for a fast-registration MR by each REG_MR work
+ *	request (the consumer updates ibmr's keys before posting it)
+ * @valid: remote and local access may use the MR; a fast-registration MR
+ *	is valid between REG_MR and its invalidation
+ * @fast: a fast-registration MR (alloc_mr), with @fr_pages
+ * @umem: pinned user pages, or NULL for a DMA or fast-registration MR
  * @pages: @umem's pages in order, for O(1) lookup by offset
  * @npages: entries in @pages
  * @page_offset: offset of the region's first byte in @pages[0]
+ * @fr_pages: kernel addresses of the blocks map_mr_sg gave (virtual DMA)
+ * @fr_max: entries @fr_pages has room for
+ * @fr_npages: entries in use
  * @access: IB_ACCESS_* flags granted
  * @ref: the MR table's reference plus one per transport use
  * @done: completed when @ref drops to zero (deregistration waits for it)
@@ -156,10 +169,16 @@ struct srdma_pd {
  */
 struct srdma_mr {
 	struct ib_mr ibmr;
+	u32 key;
+	bool valid;
+	bool fast;
 	struct ib_umem *umem;
 	struct page **pages;
 	u32 npages;
 	u32 page_offset;
+	u64 *fr_pages;
+	u32 fr_max;
+	u32 fr_npages;
 	int access;
 	refcount_t ref;
 	struct completion done;
@@ -214,6 +233,7 @@ struct srdma_wq {
  * @rq: receive queue (unused when the QP has an SRQ)
  * @sq_shadow: kernel copies of the SQ's WQEs (struct srdma_swqe)
  * @sq_shadow_stride: bytes per @sq_shadow entry
+ * @sq_kreg: in-kernel QPs: the REG_MR arguments of each SQ slot
  * @req: requester state
  * @resp: responder state
  * @retrans_timer: local ACK timeout (srdma_comp.c)
@@ -238,6 +258,7 @@ struct srdma_qp {
 	struct srdma_wq rq;
 	void *sq_shadow;
 	u32 sq_shadow_stride;
+	struct srdma_kreg *sq_kreg;
 	struct srdma_req req;
 	struct srdma_resp resp;
 	struct timer_list retrans_timer;
@@ -347,6 +368,15 @@ struct ib_mr *srdma_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *srdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *srdma_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int srdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+enum ib_wc_status srdma_mr_fast_reg(struct srdma_dev *sdev,
+				    const struct ib_pd *pd,
+				    struct srdma_mr *mr, u32 key, int access);
+enum ib_wc_status srdma_mr_invalidate(struct srdma_dev *sdev,
+				      const struct ib_pd *pd, u32 key);
 
 /* srdma_qp.c */
 int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -380,6 +410,7 @@ void srdma_req_acked(struct srdma_qp *qp, u32 n);
 
 /* srdma_comp.c */
 void srdma_comp_complete(struct srdma_qp *qp, enum ib_wc_status status);
+void srdma_comp_local(struct srdma_qp *qp);
 void srdma_comp_arm_timer(struct srdma_qp *qp);
 void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		    const struct sk_buff *skb);

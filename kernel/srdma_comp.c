@@ -33,6 +33,8 @@ static u8 srdma_wr_to_wc(u8 wr_op)
 		return IB_WC_FETCH_ADD;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
+	case SRDMA_WR_REG_MR:
+		return IB_WC_REG_MR;
 	default:
 		return IB_WC_SEND;
 	}
@@ -79,6 +81,27 @@ static bool srdma_swqe_read_atomic(const struct srdma_swqe *sw)
 	return sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ ||
 	       sw->wqe.opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 	       sw->wqe.opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/**
+ * srdma_comp_local() - Complete local operations at the head of the SQ
+ * @qp: the QP
+ *
+ * A LOCAL_INV or REG_MR takes no PSN: it completes as soon as every WQE
+ * before it has (completions stay in order, IBTA 10.8.3).
+ *
+ * Context: qp->lock held.
+ */
+void srdma_comp_local(struct srdma_qp *qp)
+{
+	struct srdma_swqe *sw;
+
+	while (qp->sq.ring.own != qp->req.cur) {
+		sw = srdma_swqe_at(qp, qp->sq.ring.own);
+		if (!sw->started || sw->npkts)
+			break;
+		srdma_comp_complete(qp, IB_WC_SUCCESS);
+	}
 }
 
 /* Progress: restart the retry budget and the timer (9.7.6.1.1). */
@@ -133,6 +156,11 @@ static void srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 		sw = srdma_swqe_at(qp, qp->sq.ring.own);
 		if (!sw->started)
 			break;
+		if (!sw->npkts) {
+			/* A local operation: everything before it is done. */
+			srdma_comp_complete(qp, IB_WC_SUCCESS);
+			continue;
+		}
 		last = srdma_psn_add(sw->first_psn, sw->npkts - 1);
 		if (srdma_swqe_read_atomic(sw)) {
 			if (srdma_psn_diff(psn, sw->first_psn) >= 0) {
@@ -209,8 +237,10 @@ static void srdma_comp_read_resp(struct srdma_qp *qp,
 	}
 	req->una = srdma_psn_add(pkt->psn, 1);
 	srdma_req_acked(qp, 1);
-	if (last)
+	if (last) {
 		srdma_comp_complete(qp, IB_WC_SUCCESS);
+		srdma_comp_local(qp);
+	}
 	srdma_comp_progress(qp);
 }
 
@@ -241,6 +271,7 @@ static void srdma_comp_atomic_ack(struct srdma_qp *qp,
 	}
 	req->una = srdma_psn_add(pkt->psn, 1);
 	srdma_comp_complete(qp, IB_WC_SUCCESS);
+	srdma_comp_local(qp);
 	srdma_comp_progress(qp);
 }
 

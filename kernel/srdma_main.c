@@ -84,6 +84,7 @@ const struct ib_device_ops srdma_dev_ops = {
 	.uverbs_abi_ver = SRDMA_UVERBS_ABI_VERSION,
 
 	.alloc_hw_port_stats = srdma_alloc_hw_port_stats,
+	.alloc_mr = srdma_alloc_mr,
 	.alloc_pd = srdma_alloc_pd,
 	.alloc_ucontext = srdma_alloc_ucontext,
 	.create_cq = srdma_create_cq,
@@ -99,6 +100,7 @@ const struct ib_device_ops srdma_dev_ops = {
 	.get_hw_stats = srdma_get_hw_stats,
 	.get_link_layer = srdma_get_link_layer,
 	.get_port_immutable = srdma_get_port_immutable,
+	.map_mr_sg = srdma_map_mr_sg,
 	.mmap = srdma_mmap,
 	.mmap_free = srdma_mmap_free,
 	.modify_qp = srdma_modify_qp,

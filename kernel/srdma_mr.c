@@ -39,6 +39,7 @@ static int srdma_mr_alloc_key(struct srdma_dev *sdev, struct srdma_mr *mr)
 	/* Published with its key set: lookups compare the whole key. */
 	mr->ibmr.lkey = get_random_u8();
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->valid = !mr->fast;
 	err = xa_alloc_cyclic_irq(&sdev->mr_xa, &index, NULL,
 				  XA_LIMIT(1, SRDMA_KEY_INDEX_MAX),
 				  &sdev->mr_next, GFP_KERNEL);
@@ -46,6 +47,7 @@ static int srdma_mr_alloc_key(struct srdma_dev *sdev, struct srdma_mr *mr)
 		goto err_dec;
 	mr->ibmr.lkey |= index << SRDMA_KEY_INDEX_SHIFT;
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = mr->ibmr.lkey;
 	xa_store_irq(&sdev->mr_xa, index, mr, GFP_KERNEL);
 	return 0;
 
@@ -77,7 +79,8 @@ struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key)
 
 	rcu_read_lock();
 	mr = xa_load(&sdev->mr_xa, key >> SRDMA_KEY_INDEX_SHIFT);
-	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->ref)))
+	if (mr && (READ_ONCE(mr->key) != key ||
+		   !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
@@ -114,7 +117,7 @@ bool srdma_mr_check(const struct srdma_mr *mr, const struct ib_pd *pd,
 {
 	u64 start = mr->ibmr.iova;
 
-	if (mr->ibmr.pd != pd)
+	if (mr->ibmr.pd != pd || !READ_ONCE(mr->valid))
 		return false;
 	if ((mr->access & access) != access)
 		return false;
@@ -138,6 +141,21 @@ static struct page *srdma_mr_page(const struct srdma_mr *mr, u64 iova,
 	return mr->pages[off >> PAGE_SHIFT];
 }
 
+/*
+ * Kernel address of the byte at @iova of a fast-registration MR and the
+ * bytes left in its block. map_mr_sg stored the blocks' addresses; with
+ * the core's virtual DMA they are kernel virtual addresses.
+ */
+static void *srdma_mr_fr_addr(const struct srdma_mr *mr, u64 iova,
+			      unsigned int *plen)
+{
+	u64 psz = mr->ibmr.page_size;
+	u64 off = iova - ALIGN_DOWN(mr->ibmr.iova, psz);
+
+	*plen = psz - off % psz;
+	return (void *)(uintptr_t)(mr->fr_pages[off / psz] + off % psz);
+}
+
 /**
  * srdma_mr_copy() - Move bytes between registered memory and a buffer
  * @mr: the MR
@@ -155,6 +173,20 @@ void srdma_mr_copy(const struct srdma_mr *mr, u64 iova, void *buf, u32 len,
 	struct page *page;
 	void *va;
 
+	if (mr->fast) {
+		while (len) {
+			va = srdma_mr_fr_addr(mr, iova, &plen);
+			plen = min(plen, len);
+			if (to_mr)
+				memcpy(va, buf, plen);
+			else
+				memcpy(buf, va, plen);
+			iova += plen;
+			buf += plen;
+			len -= plen;
+		}
+		return;
+	}
 	if (!mr->umem) {
 		/* DMA MR: the core's virtual DMA gives kernel addresses. */
 		va = (void *)(uintptr_t)iova;
@@ -200,6 +232,19 @@ int srdma_mr_copy_from_skb(const struct srdma_mr *mr, u64 iova,
 	void *va;
 	int err;
 
+	if (mr->fast) {
+		while (len) {
+			va = srdma_mr_fr_addr(mr, iova, &plen);
+			plen = min(plen, len);
+			err = skb_copy_bits(skb, off, va, plen);
+			if (err)
+				return err;
+			iova += plen;
+			off += plen;
+			len -= plen;
+		}
+		return 0;
+	}
 	if (!mr->umem)
 		return skb_copy_bits(skb, off, (void *)(uintptr_t)iova, len);
 	while (len) {
@@ -240,7 +285,9 @@ u64 srdma_mr_atomic(const struct srdma_mr *mr, u64 iova, bool cmp_swap,
 	void *va = NULL;
 	u64 orig;
 
-	if (mr->umem) {
+	if (mr->fast) {
+		p = srdma_mr_fr_addr(mr, iova, &plen);
+	} else if (mr->umem) {
 		va = kmap_local_page(srdma_mr_page(mr, iova, &poff, &plen));
 		p = va + poff;
 	} else {
@@ -373,6 +420,7 @@ int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 
 	srdma_mr_retire(to_sdev(ibmr->device), mr);
 	kvfree(mr->pages);
+	kvfree(mr->fr_pages);
 	ib_umem_release(mr->umem);
 	kfree_rcu(mr, rcu);
 	return 0;
@@ -435,4 +483,133 @@ bool srdma_sgl_copy(struct srdma_dev *sdev, const struct ib_pd *pd,
 		off = 0;
 	}
 	return !len;
+}
+
+/**
+ * srdma_alloc_mr() - MR for fast registration by an in-kernel user
+ * @ibpd: the PD
+ * @type: only IB_MR_TYPE_MEM_REG
+ * @max_num_sg: blocks the MR can map
+ *
+ * The MR is invalid until a REG_MR work request registers it.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR or an ERR_PTR.
+ */
+struct ib_mr *srdma_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct srdma_dev *sdev = to_sdev(ibpd->device);
+	struct srdma_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SRDMA_MAX_FR_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->fr_pages = kvcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	if (!mr->fr_pages) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	mr->fr_max = max_num_sg;
+	mr->fast = true;
+	mr->ibmr.pd = ibpd;
+	err = srdma_mr_alloc_key(sdev, mr);
+	if (err)
+		goto err_free_pages;
+	return &mr->ibmr;
+
+err_free_pages:
+	kvfree(mr->fr_pages);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+static int srdma_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct srdma_mr *mr = to_smr(ibmr);
+
+	if (mr->fr_npages == mr->fr_max)
+		return -ENOMEM;
+	mr->fr_pages[mr->fr_npages++] = addr;
+	return 0;
+}
+
+/**
+ * srdma_map_mr_sg() - Give a fast-registration MR its pages
+ * @ibmr: the MR
+ * @sg: scatterlist (virtual DMA: addresses are kernel addresses)
+ * @sg_nents: entries in @sg
+ * @sg_offset: offset into the first entry
+ *
+ * Context: any; the MR must not be valid (not in use by the transport).
+ * Return: the number of entries mapped.
+ */
+int srdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	to_smr(ibmr)->fr_npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, srdma_set_page);
+}
+
+/**
+ * srdma_mr_fast_reg() - Execute a REG_MR work request
+ * @sdev: the device
+ * @pd: the PD of the QP that posted it
+ * @mr: the MR (map_mr_sg gave its pages, iova and length)
+ * @key: the key the MR takes (key byte updated by the consumer)
+ * @access: IB_ACCESS_* flags granted
+ *
+ * IBTA 10.6.3.1: only a fast-registration MR of the same PD, in the
+ * invalid state, can be registered.
+ *
+ * Context: qp->lock held (any context).
+ * Return: IB_WC_SUCCESS or the completion error.
+ */
+enum ib_wc_status srdma_mr_fast_reg(struct srdma_dev *sdev,
+				    const struct ib_pd *pd,
+				    struct srdma_mr *mr, u32 key, int access)
+{
+	if (!mr->fast || mr->ibmr.pd != pd || READ_ONCE(mr->valid) ||
+	    (key >> SRDMA_KEY_INDEX_SHIFT) !=
+	    (mr->key >> SRDMA_KEY_INDEX_SHIFT))
+		return IB_WC_LOC_PROT_ERR;
+	mr->access = access;
+	WRITE_ONCE(mr->key, key);
+	/* Key and access before validity, for lookups that test it. */
+	smp_store_release(&mr->valid, true);
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * srdma_mr_invalidate() - Invalidate a fast-registration MR's key
+ * @sdev: the device
+ * @pd: the PD of the QP that asks (LOCAL_INV, or SEND with invalidate)
+ * @key: the key to invalidate
+ *
+ * IBTA 10.6.6: only a valid fast-registration key of the same PD can be
+ * invalidated.
+ *
+ * Context: any.
+ * Return: IB_WC_SUCCESS or the completion error.
+ */
+enum ib_wc_status srdma_mr_invalidate(struct srdma_dev *sdev,
+				      const struct ib_pd *pd, u32 key)
+{
+	struct srdma_mr *mr = srdma_mr_get(sdev, key);
+	enum ib_wc_status status = IB_WC_LOC_PROT_ERR;
+
+	if (!mr)
+		return status;
+	if (mr->fast && mr->ibmr.pd == pd && READ_ONCE(mr->valid)) {
+		WRITE_ONCE(mr->valid, false);
+		status = IB_WC_SUCCESS;
+	}
+	srdma_mr_put(mr);
+	return status;
 }

@@ -114,6 +114,14 @@ static int srdma_qp_alloc_qpn(struct srdma_dev *sdev, struct srdma_qp *qp,
 	return 0;
 }
 
+static void srdma_qp_free_transport(struct srdma_qp *qp)
+{
+	kvfree(qp->sq_shadow);
+	kvfree(qp->sq_kreg);
+	kfree(qp->resp.rwqe);
+	kfree(qp->resp.res);
+}
+
 /* Kernel-side copies of the SQ's WQEs and of one receive WQE. */
 static int srdma_qp_alloc_transport(struct srdma_qp *qp)
 {
@@ -122,19 +130,15 @@ static int srdma_qp_alloc_transport(struct srdma_qp *qp)
 	qp->sq_shadow = kvcalloc(qp->sq.ring.num, qp->sq_shadow_stride,
 				 GFP_KERNEL);
 	qp->resp.rwqe = kzalloc(qp->rq.ring.stride, GFP_KERNEL);
-	if (!qp->sq_shadow || !qp->resp.rwqe) {
-		kvfree(qp->sq_shadow);
-		kfree(qp->resp.rwqe);
+	if (!qp->is_user)
+		qp->sq_kreg = kvcalloc(qp->sq.ring.num, sizeof(*qp->sq_kreg),
+				       GFP_KERNEL);
+	if (!qp->sq_shadow || !qp->resp.rwqe ||
+	    (!qp->is_user && !qp->sq_kreg)) {
+		srdma_qp_free_transport(qp);
 		return -ENOMEM;
 	}
 	return 0;
-}
-
-static void srdma_qp_free_transport(struct srdma_qp *qp)
-{
-	kvfree(qp->sq_shadow);
-	kfree(qp->resp.rwqe);
-	kfree(qp->resp.res);
 }
 
 static int srdma_qp_copy_resp(struct srdma_qp *qp, struct ib_udata *udata)

@@ -76,6 +76,19 @@ struct srdma_swqe {
 };
 
 /**
+ * struct srdma_kreg - REG_MR arguments of an in-kernel SQ slot; they hold
+ *	a kernel pointer, so they never go through a ring
+ * @mr: the fast-registration MR
+ * @key: its new key
+ * @access: IB_ACCESS_* flags to grant
+ */
+struct srdma_kreg {
+	struct srdma_mr *mr;
+	u32 key;
+	int access;
+};
+
+/**
  * struct srdma_rd_res - a responder resource (IBTA 9.7.5.1.4, C9-150)
  * @type: 0 (free), SRDMA_RES_READ or SRDMA_RES_ATOMIC
  * @first_psn: PSN of the request

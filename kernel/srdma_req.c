@@ -57,6 +57,15 @@ static bool srdma_req_validate(struct srdma_qp *qp, struct srdma_swqe *sw)
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 	case IB_UVERBS_WR_RDMA_READ:
 		break;
+	case IB_UVERBS_WR_LOCAL_INV:
+		sw->length = 0;
+		sw->started = false;
+		return !(w->flags & SRDMA_WQE_INLINE) && !w->num_sge;
+	case SRDMA_WR_REG_MR:
+		/* Carries a kernel pointer: only from an in-kernel user. */
+		sw->length = 0;
+		sw->started = false;
+		return !qp->is_user && !w->num_sge;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		/* IBTA 9.4.5: 8 bytes, naturally aligned on the responder. */
@@ -291,6 +300,42 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 				  pmtu;
 }
 
+static bool srdma_wr_is_local(u8 op)
+{
+	return op == IB_UVERBS_WR_LOCAL_INV || op == SRDMA_WR_REG_MR;
+}
+
+/*
+ * Execute a local operation when it reaches the head of transmission: it
+ * takes no PSN, and it completes in order once everything before it has
+ * (srdma_comp_local()). IBTA 10.8.3: operations after it see its effect.
+ */
+static void srdma_req_local(struct srdma_qp *qp, struct srdma_swqe *sw)
+{
+	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
+	const struct srdma_kreg *kreg;
+	enum ib_wc_status status;
+
+	if (sw->wqe.opcode == SRDMA_WR_REG_MR) {
+		kreg = &qp->sq_kreg[srdma_ring_slot(qp->req.cur,
+						    qp->sq.ring.num)];
+		status = srdma_mr_fast_reg(sdev, qp->ibqp.pd, kreg->mr,
+					   kreg->key, kreg->access);
+	} else {
+		status = srdma_mr_invalidate(sdev, qp->ibqp.pd,
+					     sw->wqe.ex.invalidate_rkey);
+	}
+	sw->first_psn = qp->req.psn;
+	sw->npkts = 0;
+	sw->started = true;
+	if (status != IB_WC_SUCCESS) {
+		srdma_qp_fatal(qp, qp->req.cur, status);
+		return;
+	}
+	qp->req.cur++;
+	srdma_comp_local(qp);
+}
+
 /**
  * srdma_req_congestion() - A loss signal: shrink the congestion window
  * @qp: the QP
@@ -371,6 +416,14 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		if (srdma_psn_diff(req->psn, req->una) >= req->cwnd)
 			return false;
 		sw = srdma_swqe_at(qp, req->cur);
+		if (srdma_wr_is_local(sw->wqe.opcode)) {
+			if (sw->wqe.flags & SRDMA_WQE_FENCE && req->rd_atomic)
+				return false;
+			srdma_req_local(qp, sw);
+			if (qp->state != IB_QPS_RTS)
+				return false;
+			continue;
+		}
 		if (!sw->started) {
 			/* IBTA 10.8.3.3: a fenced WQE waits for READ/atomics. */
 			if ((sw->wqe.flags & SRDMA_WQE_FENCE) && req->rd_atomic)

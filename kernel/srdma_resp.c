@@ -177,6 +177,15 @@ static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	resp->recv_off += pkt->paylen;
 	resp->cur_op = last ? SRDMA_RESP_NONE : SRDMA_RESP_SEND;
+	if (last && srdma_pkt_is(pkt, SRDMA_OPF_INV) &&
+	    srdma_mr_invalidate(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+				pkt->ieth_rkey) != IB_WC_SUCCESS) {
+		/* 9.9.2, C9-149.1: an R_Key it may not invalidate. */
+		srdma_resp_complete(qp, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV,
+				    NULL);
+		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+		return;
+	}
 	if (last) {
 		srdma_resp_complete(qp, IB_WC_SUCCESS, IB_WC_RECV, pkt);
 		resp->msn = srdma_psn_add(resp->msn, 1);

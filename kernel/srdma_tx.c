@@ -215,6 +215,8 @@ static int srdma_send_wqe_put(struct srdma_qp *qp, const struct ib_send_wr *wr)
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_LOCAL_INV:
+	case IB_WR_REG_MR:
 		break;
 	default:
 		return -EOPNOTSUPP;
@@ -223,11 +225,21 @@ static int srdma_send_wqe_put(struct srdma_qp *qp, const struct ib_send_wr *wr)
 	w = r->buf + srdma_ring_slot(prod, r->num) * r->stride;
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr->wr_id;
-	/* The kernel's numbering equals the uverbs one for these. */
+	/* The kernel's numbering equals the uverbs one but for REG_MR. */
 	w->opcode = wr->opcode;
+	if (wr->opcode == IB_WR_REG_MR) {
+		struct srdma_kreg *kreg =
+			&qp->sq_kreg[srdma_ring_slot(prod, r->num)];
+
+		w->opcode = SRDMA_WR_REG_MR;
+		kreg->mr = to_smr(reg_wr(wr)->mr);
+		kreg->key = reg_wr(wr)->key;
+		kreg->access = reg_wr(wr)->access;
+	}
 	w->flags = wr->send_flags & (SRDMA_WQE_FENCE | SRDMA_WQE_SIGNALED |
 				     SRDMA_WQE_SOLICITED);
-	if (wr->opcode == IB_WR_SEND_WITH_INV)
+	if (wr->opcode == IB_WR_SEND_WITH_INV ||
+	    wr->opcode == IB_WR_LOCAL_INV)
 		w->ex.invalidate_rkey = wr->ex.invalidate_rkey;
 	else
 		w->ex.imm_data = wr->ex.imm_data;
@@ -237,8 +249,9 @@ static int srdma_send_wqe_put(struct srdma_qp *qp, const struct ib_send_wr *wr)
 		w->wr.atomic.rkey = atomic_wr(wr)->rkey;
 		w->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
 		w->wr.atomic.swap = atomic_wr(wr)->swap;
-	} else if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM &&
-		   wr->opcode != IB_WR_SEND_WITH_INV) {
+	} else if (wr->opcode == IB_WR_RDMA_WRITE ||
+		   wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+		   wr->opcode == IB_WR_RDMA_READ) {
 		w->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
 		w->wr.rdma.rkey = rdma_wr(wr)->rkey;
 	}

@@ -33,7 +33,9 @@ void srdma_init_dev_attrs(struct srdma_dev *sdev)
 	a->max_qp = SRDMA_MAX_QP;
 	a->max_qp_wr = SRDMA_MAX_QP_WR;
 	a->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
-			      IB_DEVICE_PORT_ACTIVE_EVENT;
+			      IB_DEVICE_PORT_ACTIVE_EVENT |
+			      IB_DEVICE_RC_RNR_NAK_GEN |
+			      IB_DEVICE_MEM_MGT_EXTENSIONS;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SRDMA_MAX_SEND_SGE;
 	a->max_recv_sge = SRDMA_MAX_RECV_SGE;
@@ -45,8 +47,10 @@ void srdma_init_dev_attrs(struct srdma_dev *sdev)
 	a->max_qp_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = SRDMA_MAX_RD_ATOMIC * SRDMA_MAX_QP;
-	a->atomic_cap = IB_ATOMIC_NONE;
+	/* Atomics are atomic among this device's operations (IBTA 9.4.5). */
+	a->atomic_cap = IB_ATOMIC_HCA;
 	a->masked_atomic_cap = IB_ATOMIC_NONE;
+	a->max_fast_reg_page_list_len = SRDMA_MAX_FR_PAGES;
 	a->max_pkeys = SRDMA_MAX_PKEYS;
 }
 

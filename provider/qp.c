@@ -62,8 +62,6 @@ static bool srdma_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
 		return type == IBV_QPT_RC;
-	case IBV_WR_LOCAL_INV:
-		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	default:
 		return false;
 	}

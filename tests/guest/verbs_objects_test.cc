@@ -144,7 +144,10 @@ TEST_F(VerbsTest, DeviceAttributesAreTruthful) {
   EXPECT_EQ(attr_.max_srq, 0);
   EXPECT_EQ(attr_.max_mw, 0);
   EXPECT_EQ(attr_.max_ah, 0);
-  EXPECT_EQ(attr_.atomic_cap, IBV_ATOMIC_NONE);
+  // Atomics are atomic among this device's own operations.
+  EXPECT_EQ(attr_.atomic_cap, IBV_ATOMIC_HCA);
+  EXPECT_GE(attr_.max_qp_rd_atom, 16);
+  EXPECT_TRUE(attr_.device_cap_flags & IBV_DEVICE_RC_RNR_NAK_GEN);
   EXPECT_EQ(attr_.device_cap_flags & (IBV_DEVICE_MEM_WINDOW |
                                       IBV_DEVICE_XRC | IBV_DEVICE_SRQ_RESIZE),
             0u);
