@@ -58,6 +58,11 @@ static struct srdma_dev *srdma_find_by_ndev(struct net_device *ndev)
 	return NULL;
 }
 
+/*
+ * After unregistration, and from ib_dealloc_device() when
+ * srdma_dev_create() fails after setting the ops: everything undone here
+ * is set up before that.
+ */
 static void srdma_dealloc_driver(struct ib_device *ibdev)
 {
 	struct srdma_dev *sdev = to_sdev(ibdev);
@@ -173,17 +178,15 @@ static struct srdma_dev *srdma_dev_create(const char *name,
 	/* dma_device NULL: the core stores kernel virtual addresses. */
 	err = ib_register_device(&sdev->ibdev, name, NULL);
 	if (err)
-		goto err_detach;
+		goto err_dealloc;
 	return sdev;
 
-err_detach:
-	srdma_net_dev_detach(sdev);
 err_dealloc:
-	/* Before registration, dealloc_driver is not called: drop ndev here. */
-	xa_destroy(&sdev->qp_xa);
-	xa_destroy(&sdev->mr_xa);
-	free_percpu(sdev->counters);
-	dev_put(ndev);
+	/*
+	 * The ops are set: ib_dealloc_device() calls srdma_dealloc_driver(),
+	 * which undoes all of the above (a failed ib_register_device() leaves
+	 * that to us too), detach and netdev reference included.
+	 */
 	ib_dealloc_device(&sdev->ibdev);
 	return ERR_PTR(err);
 }

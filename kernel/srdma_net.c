@@ -347,13 +347,13 @@ out:
 
 /**
  * srdma_net_dev_detach() - Disconnect a device from its network namespace
- * @sdev: an attached device, unregistered or never registered
+ * @sdev: a device that is not registered (any more)
  *
  * Removes the device from the receive lookup, closes the namespace's
  * sockets if it was the last device there, and waits until no receive
  * path can still be running on the device: it may be freed on return.
- * Does nothing but wait when the namespace went away first (see
- * srdma_net_ns_exit()).
+ * Does nothing but wait when the device was never attached or the
+ * namespace went away first (see srdma_net_ns_exit()).
  *
  * Context: process; may sleep (waits for an RCU grace period). Takes
  * srdma_net_lock.

@@ -406,6 +406,13 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		if (req->cur == req->fetch) {
 			err = srdma_req_fetch(qp);
 			if (err < 0) {
+				/*
+				 * A corrupt index names no WQE to complete
+				 * in error: the QP's owner learns of it from
+				 * the asynchronous event.
+				 */
+				if (err == -EPROTO)
+					qp->event = IB_EVENT_QP_FATAL;
 				srdma_qp_fatal(qp, req->fetch,
 					       IB_WC_LOC_QP_OP_ERR);
 				return false;

@@ -129,14 +129,19 @@ udp6_csum_errors() {
 		awk '/^Udp6InCsumErrors/ { n += $2 } END { print n }'
 }
 
-gid_index() { # gid_index DEV GID: the table index of GID
-	local f
-	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-		if [ "$(cat "$f")" = "$2" ]; then
-			basename "$f"
-			return 0
-		fi
+# gid_index DEV GID: the table index of GID, once the core has added it.
+gid_index() {
+	local f t
+	for t in $(seq 50); do
+		for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+			if [ "$(cat "$f")" = "$2" ]; then
+				basename "$f"
+				return 0
+			fi
+		done
+		sleep 0.1
 	done
+	echo "no GID $2 on $1" >&2
 	return 1
 }
 
@@ -144,16 +149,18 @@ gid_index() { # gid_index DEV GID: the table index of GID
 # server on SERVER in $ns, the client on CLIENT in the initial namespace,
 # over the GIDs of 10.91.0.0/24 (4) or fd91::/64 (6).
 pingpong() {
-	local sgid cgid sidx cidx spid rc
+	local sgid cgid caddr sidx cidx spid rc
 	if [ "$3" = 4 ]; then
 		sgid=0000:0000:0000:0000:0000:ffff:0a5b:0002
 		cgid=0000:0000:0000:0000:0000:ffff:0a5b:0001
+		caddr=::ffff:10.91.0.1
 	else
 		sgid=fd91:0000:0000:0000:0000:0000:0000:0002
 		cgid=fd91:0000:0000:0000:0000:0000:0000:0001
+		caddr=fd91::1
 	fi
-	sidx=$(wait_for 5 gid_index "$1" "$sgid") || return 1
-	cidx=$(wait_for 5 gid_index "$2" "$cgid") || return 1
+	sidx=$(gid_index "$1" "$sgid") || return 1
+	cidx=$(gid_index "$2" "$cgid") || return 1
 	in_ns timeout 120 ibv_rc_pingpong -d "$1" -g "$sidx" -n 20 -c \
 		>"$resdir/net-pp-$1-$2-v$3-server.txt" 2>&1 &
 	spid=$!
@@ -162,7 +169,9 @@ pingpong() {
 		>"$resdir/net-pp-$1-$2-v$3-client.txt" 2>&1
 	rc=$?
 	wait "$spid" || rc=1
-	tail -n 3 "$resdir/net-pp-$1-$2-v$3-client.txt"
+	tail -n 4 "$resdir/net-pp-$1-$2-v$3-client.txt"
+	grep -q "local address: .* GID $caddr\$" \
+		"$resdir/net-pp-$1-$2-v$3-client.txt" || rc=1
 	return $rc
 }
 
@@ -240,7 +249,7 @@ if modprobe rdma_rxe 2>/dev/null; then
 	# rping makes rxe send connection requests (UD, QP1) to srdma_b.
 	pk=$(cnt srdma_b rx_packets)
 	mal=$(cnt srdma_b rx_drop_malformed)
-	wait_for 5 gid_index rxe0 0000:0000:0000:0000:0000:ffff:0a5b:0001 >/dev/null
+	gid_index rxe0 0000:0000:0000:0000:0000:ffff:0a5b:0001 >/dev/null
 	timeout 10 rping -c -a 10.91.0.2 -C 1 >"$resdir/net-rping.txt" 2>&1
 	check "rdma_rxe's packets reach srdma_b" grew srdma_b rx_packets "$pk"
 	check "and parse as RoCEv2 (not malformed)" same srdma_b rx_drop_malformed "$mal"

@@ -5,9 +5,10 @@
 #
 #   SRDMA_KUNIT=1 (test kernel): load the module once to run its KUnit
 #   suites and keep their KTAP (kunit-SUITE.ktap), then unload it.
-#   Then tests/guest/device.sh (device.tap), and the RC transport suite
-#   (tests/guest/rc.sh) with softrdma at both ends and with rdma_rxe as
-#   the peer in both roles (rc-*.tap, rc-*.xml).
+#   Then tests/guest/device.sh (device.tap), and the two-device suites
+#   through tests/guest/pair.sh: the RC transport suite with softrdma at
+#   both ends over IPv4 and IPv6 and with rdma_rxe as the peer in both
+#   roles, and the hostile-process suite (pair-*.tap, *.xml).
 #
 # Exits 0 when every test passed.
 set -u
@@ -41,13 +42,20 @@ fi
 
 tests/guest/device.sh >"$out/device.tap" 2>&1 || rc=1
 cat "$out/device.tap"
-pairs=("softrdma softrdma")
+runs=(
+	"srdma_rc_test softrdma softrdma"
+	"--ipv6 srdma_rc_test softrdma softrdma"
+	"srdma_hostile_test softrdma softrdma"
+)
 # rdma_rxe of 6.1 has known use-after-free bugs that KASAN reports; it is a
 # peer on the stock kernels only.
-[ "${SRDMA_KUNIT:-0}" = 1 ] || pairs+=("rxe softrdma" "rxe softrdma swap")
-for pair in "${pairs[@]}"; do
+[ "${SRDMA_KUNIT:-0}" = 1 ] ||
+	runs+=("srdma_rc_test rxe softrdma" "--swap srdma_rc_test rxe softrdma")
+for run in "${runs[@]}"; do
+	tap=$out/pair-${run// /}.tap
+	tap=${tap//--/}
 	# shellcheck disable=SC2086
-	tests/guest/rc.sh $pair >"$out/rc-${pair// /-}.tap" 2>&1 || rc=1
-	cat "$out/rc-${pair// /-}.tap"
+	tests/guest/pair.sh $run >"$tap" 2>&1 || rc=1
+	cat "$tap"
 done
 exit $rc

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// Helpers of the guest tests that connect RC QPs between two devices
+// (tests/guest/pair.sh draws the topology): opening a device by name, finding
+// its RoCEv2 GID for an IPv4 or IPv6 address, creating and connecting a QP
+// with its CQ and a registered buffer, polling.
+#ifndef SRDMA_TESTS_VERBS_PAIR_H
+#define SRDMA_TESTS_VERBS_PAIR_H
+
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace srdma_test {
+
+inline std::string Env(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v ? v : fallback;
+}
+
+struct Dev {
+  ibv_context* ctx = nullptr;
+  ibv_pd* pd = nullptr;
+  int gid_index = -1;
+  ibv_gid gid = {};
+  ibv_mtu active_mtu = IBV_MTU_1024;
+  ~Dev() {
+    if (pd) ibv_dealloc_pd(pd);
+    if (ctx) ibv_close_device(ctx);
+  }
+};
+
+// The index of the RoCEv2 GID of IP address @ip: IPv4 (as an IPv4-mapped
+// GID) or IPv6.
+inline int FindGid(ibv_context* ctx, const std::string& ip, ibv_gid* out) {
+  uint8_t want[16] = {};
+  in_addr v4 = {};
+  if (inet_pton(AF_INET, ip.c_str(), &v4) == 1) {
+    want[10] = want[11] = 0xff;
+    std::memcpy(want + 12, &v4, 4);
+  } else if (inet_pton(AF_INET6, ip.c_str(), want) != 1) {
+    return -1;
+  }
+  ibv_port_attr port = {};
+  if (ibv_query_port(ctx, 1, &port)) return -1;
+  for (int i = 0; i < port.gid_tbl_len && i < 256; i++) {
+    ibv_gid_entry e = {};
+    if (ibv_query_gid_ex(ctx, 1, i, &e, 0)) continue;
+    if (e.gid_type != IBV_GID_TYPE_ROCE_V2) continue;
+    if (std::memcmp(e.gid.raw, want, 16) == 0) {
+      *out = e.gid;
+      return i;
+    }
+  }
+  return -1;
+}
+
+inline std::unique_ptr<Dev> OpenDev(const std::string& name, const std::string& ip) {
+  auto d = std::make_unique<Dev>();
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  for (int i = 0; list && i < n; i++)
+    if (name == ibv_get_device_name(list[i])) d->ctx = ibv_open_device(list[i]);
+  ibv_free_device_list(list);
+  if (!d->ctx) return nullptr;
+  d->pd = ibv_alloc_pd(d->ctx);
+  ibv_port_attr port = {};
+  ibv_query_port(d->ctx, 1, &port);
+  d->active_mtu = port.active_mtu;
+  // GIDs appear asynchronously after the address is configured.
+  for (int t = 0; t < 50 && d->gid_index < 0; t++) {
+    d->gid_index = FindGid(d->ctx, ip, &d->gid);
+    if (d->gid_index < 0) usleep(100000);
+  }
+  return d;
+}
+
+// One RC queue pair with its CQ and a registered buffer.
+struct End {
+  Dev* dev = nullptr;
+  ibv_cq* cq = nullptr;
+  ibv_qp* qp = nullptr;
+  std::vector<uint8_t> buf;
+  ibv_mr* mr = nullptr;
+  uint32_t psn = 0;
+
+  ~End() {
+    if (qp) ibv_destroy_qp(qp);
+    if (mr) ibv_dereg_mr(mr);
+    if (cq) ibv_destroy_cq(cq);
+  }
+};
+
+constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                        IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+inline bool MakeEnd(Dev* dev, End* e, size_t bytes, uint32_t depth = 64) {
+  e->dev = dev;
+  e->cq = ibv_create_cq(dev->ctx, 4 * depth, nullptr, nullptr, 0);
+  if (!e->cq) return false;
+  ibv_qp_init_attr init = {};
+  init.send_cq = e->cq;
+  init.recv_cq = e->cq;
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = depth;
+  init.cap.max_recv_wr = depth;
+  init.cap.max_send_sge = 4;
+  init.cap.max_recv_sge = 4;
+  init.cap.max_inline_data = 64;
+  e->qp = ibv_create_qp(dev->pd, &init);
+  if (!e->qp) return false;
+  e->buf.assign(bytes, 0);
+  e->mr = ibv_reg_mr(dev->pd, e->buf.data(), e->buf.size(), kAccess);
+  e->psn = std::random_device{}() & 0xffffff;
+  return e->mr != nullptr;
+}
+
+struct ConnOpts {
+  uint8_t timeout = 14;  // 4.096 us * 2^14 = 67 ms
+  uint8_t retry_cnt = 7;
+  uint8_t rnr_retry = 7;
+  uint8_t min_rnr_timer = 1;  // 0.01 ms
+  uint8_t rd_atomic = 16;
+};
+
+// RESET -> INIT -> RTR -> RTS of @a towards @b.
+inline int Connect(End* a, End* b, ibv_mtu mtu, const ConnOpts& o) {
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.port_num = 1;
+  attr.qp_access_flags = kAccess;
+  if (int err = ibv_modify_qp(a->qp, &attr,
+                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                  IBV_QP_ACCESS_FLAGS))
+    return err;
+  attr = {};
+  attr.qp_state = IBV_QPS_RTR;
+  attr.path_mtu = mtu;
+  attr.dest_qp_num = b->qp->qp_num;
+  attr.rq_psn = b->psn;
+  attr.max_dest_rd_atomic = o.rd_atomic;
+  attr.min_rnr_timer = o.min_rnr_timer;
+  attr.ah_attr.is_global = 1;
+  attr.ah_attr.grh.dgid = b->dev->gid;
+  attr.ah_attr.grh.sgid_index = a->dev->gid_index;
+  attr.ah_attr.grh.hop_limit = 64;
+  attr.ah_attr.port_num = 1;
+  if (int err = ibv_modify_qp(a->qp, &attr,
+                              IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                                  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                  IBV_QP_MAX_DEST_RD_ATOMIC |
+                                  IBV_QP_MIN_RNR_TIMER))
+    return err;
+  attr = {};
+  attr.qp_state = IBV_QPS_RTS;
+  attr.sq_psn = a->psn;
+  attr.timeout = o.timeout;
+  attr.retry_cnt = o.retry_cnt;
+  attr.rnr_retry = o.rnr_retry;
+  attr.max_rd_atomic = o.rd_atomic;
+  return ibv_modify_qp(a->qp, &attr,
+                       IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+                           IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                           IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+// Poll @cq until @n completions arrived or @ms passed.
+inline std::vector<ibv_wc> Poll(ibv_cq* cq, int n, int ms = 60000) {
+  std::vector<ibv_wc> out;
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while ((int)out.size() < n && std::chrono::steady_clock::now() < end) {
+    ibv_wc wc[16];
+    int got = ibv_poll_cq(cq, 16, wc);
+    if (got < 0) break;
+    out.insert(out.end(), wc, wc + got);
+    if (!got) usleep(50);
+  }
+  return out;
+}
+
+inline void Fill(std::vector<uint8_t>& v, size_t off, size_t len, uint32_t seed) {
+  std::mt19937 g(seed);
+  for (size_t i = 0; i < len; i++) v[off + i] = g();
+}
+
+inline int PmtuBytes(ibv_mtu m) { return 128 << m; }
+
+}  // namespace srdma_test
+
+#endif  // SRDMA_TESTS_VERBS_PAIR_H
