@@ -275,18 +275,6 @@ static void srdma_comp_atomic_ack(struct srdma_qp *qp,
 	srdma_comp_progress(qp);
 }
 
-static enum ib_wc_status srdma_nak_status(u8 code)
-{
-	switch (code) {
-	case SRDMA_NAK_INVALID_REQ:
-		return IB_WC_REM_INV_REQ_ERR;
-	case SRDMA_NAK_REMOTE_ACCESS:
-		return IB_WC_REM_ACCESS_ERR;
-	default:
-		return IB_WC_REM_OP_ERR;
-	}
-}
-
 static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 {
 	struct srdma_req *req = &qp->req;
@@ -334,7 +322,7 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 		}
 		/* Remote access, invalid request, remote operational. */
 		srdma_qp_fatal(qp, qp->sq.ring.own,
-			       srdma_nak_status(srdma_syn_value(syn)));
+			       srdma_nak_wc_status(srdma_syn_value(syn)));
 		break;
 	default:
 		break;

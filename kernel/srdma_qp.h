@@ -42,6 +42,81 @@ static inline u32 srdma_pkt_op(const struct srdma_pkt *pkt)
 #define SRDMA_RNR_SYN(timer)	srdma_syn(SRDMA_SYN_RNR, (timer))
 #define SRDMA_NAK_SYN(code)	srdma_syn(SRDMA_SYN_NAK, (code))
 
+/* Message in progress at the responder (srdma_resp.resp.cur_op). */
+enum srdma_resp_op {
+	SRDMA_RESP_NONE,
+	SRDMA_RESP_SEND,
+	SRDMA_RESP_WRITE,
+};
+
+/**
+ * srdma_resp_seq_ok() - May a request with these opcode flags come now?
+ * @cur_op: the message in progress (enum srdma_resp_op)
+ * @flags: srdma_opcode_info.flags of the request
+ *
+ * IBTA 9.7.5.1.3, Table 45: a SEND or WRITE in progress continues with
+ * MIDDLE or LAST packets of the same operation; otherwise a new message
+ * starts (FIRST or ONLY), or a READ or atomic request comes.
+ *
+ * Return: true when the sequence is valid.
+ */
+static inline bool srdma_resp_seq_ok(enum srdma_resp_op cur_op, u32 flags)
+{
+	bool first = flags & SRDMA_OPF_FIRST;
+	u32 op = flags & (SRDMA_OPF_SEND | SRDMA_OPF_WRITE |
+			  SRDMA_OPF_READ | SRDMA_OPF_ATOMIC);
+
+	switch (cur_op) {
+	case SRDMA_RESP_SEND:
+		return op == SRDMA_OPF_SEND && !first;
+	case SRDMA_RESP_WRITE:
+		return op == SRDMA_OPF_WRITE && !first;
+	default:
+		return first || op == SRDMA_OPF_READ || op == SRDMA_OPF_ATOMIC;
+	}
+}
+
+/* Where a request's PSN falls for the responder (IBTA 9.7.5.1.1). */
+enum srdma_psn_class {
+	SRDMA_PSN_EXPECTED,	/* the expected PSN: execute */
+	SRDMA_PSN_DUPLICATE,	/* behind it, in the valid region: duplicate */
+	SRDMA_PSN_AHEAD,	/* ahead of it: PSN sequence error */
+};
+
+/**
+ * srdma_psn_classify() - Classify a request's PSN against the expected one
+ * @psn: the request's PSN
+ * @epsn: the responder's expected PSN
+ *
+ * Return: enum srdma_psn_class.
+ */
+static inline enum srdma_psn_class srdma_psn_classify(u32 psn, u32 epsn)
+{
+	s32 diff = srdma_psn_diff(psn, epsn);
+
+	if (!diff)
+		return SRDMA_PSN_EXPECTED;
+	return diff < 0 ? SRDMA_PSN_DUPLICATE : SRDMA_PSN_AHEAD;
+}
+
+/**
+ * srdma_nak_wc_status() - Completion status of a NAK (IBTA 9.9.2)
+ * @code: enum srdma_nak_code of an error-class NAK
+ *
+ * Return: what the requester completes the NAKed WQE with.
+ */
+static inline enum ib_wc_status srdma_nak_wc_status(u8 code)
+{
+	switch (code) {
+	case SRDMA_NAK_INVALID_REQ:
+		return IB_WC_REM_INV_REQ_ERR;
+	case SRDMA_NAK_REMOTE_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;
+	}
+}
+
 /* Packets one pass of the transmit engine sends before it yields. */
 #define SRDMA_TX_BUDGET		64
 /*

@@ -75,7 +75,8 @@ static inline u32 srdma_ring_entries(u32 depth)
 {
 	if (!depth || depth > SRDMA_RING_MAX_ENTRIES)
 		return 0;
-	return roundup_pow_of_two(depth);
+	/* Not the macro: it would fold the rejected constants too. */
+	return __roundup_pow_of_two(depth);
 }
 
 /**
@@ -88,7 +89,7 @@ static inline u32 srdma_ring_stride(u32 size)
 {
 	if (size < SRDMA_RING_MIN_STRIDE)
 		size = SRDMA_RING_MIN_STRIDE;
-	return roundup_pow_of_two(size);
+	return __roundup_pow_of_two(size);
 }
 
 /**

@@ -24,12 +24,6 @@
 #include "srdma.h"
 #include "srdma_hdr.h"
 
-enum srdma_resp_op {
-	SRDMA_RESP_NONE,
-	SRDMA_RESP_SEND,
-	SRDMA_RESP_WRITE,
-};
-
 /*
  * Queue an ACK or NAK; srdma_resp_tx() sends it. A later ACK replaces a
  * pending ACK (they are cumulative), never a pending NAK.
@@ -402,22 +396,6 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 	}
 }
 
-/* 9.7.5.1.3: may this opcode come now? */
-static bool srdma_resp_seq_ok(struct srdma_qp *qp, const struct srdma_pkt *pkt)
-{
-	bool first = srdma_pkt_is(pkt, SRDMA_OPF_FIRST);
-	u32 op = srdma_pkt_op(pkt);
-
-	switch (qp->resp.cur_op) {
-	case SRDMA_RESP_SEND:
-		return op == SRDMA_OPF_SEND && !first;
-	case SRDMA_RESP_WRITE:
-		return op == SRDMA_OPF_WRITE && !first;
-	default:
-		return first || op == SRDMA_OPF_READ || op == SRDMA_OPF_ATOMIC;
-	}
-}
-
 /**
  * srdma_resp_rcv() - Handle a request packet
  * @qp: the QP
@@ -430,15 +408,15 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		    const struct sk_buff *skb)
 {
 	struct srdma_resp *resp = &qp->resp;
-	int diff;
+	enum srdma_psn_class class;
 
 	lockdep_assert_held(&qp->lock);
 	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE ||
 	    resp->fatal)
 		return;
 
-	diff = srdma_psn_diff(pkt->psn, resp->epsn);
-	if (diff > 0) {
+	class = srdma_psn_classify(pkt->psn, resp->epsn);
+	if (class == SRDMA_PSN_AHEAD) {
 		/* 9.7.5.1.1: a gap; NAK once until the sequence resumes. */
 		if (!resp->nak_psn_sent) {
 			srdma_counter_inc(to_sdev(qp->ibqp.device),
@@ -450,7 +428,7 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		}
 		return;
 	}
-	if (diff < 0) {
+	if (class == SRDMA_PSN_DUPLICATE) {
 		srdma_counter_inc(to_sdev(qp->ibqp.device),
 				  SRDMA_CNT_RX_DUPLICATES);
 		srdma_resp_duplicate(qp, pkt);
@@ -458,7 +436,7 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	resp->nak_psn_sent = false;
 
-	if (!srdma_resp_seq_ok(qp, pkt)) {
+	if (!srdma_resp_seq_ok(qp->resp.cur_op, pkt->info->flags)) {
 		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		return;
 	}

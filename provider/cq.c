@@ -2,10 +2,26 @@
 /*
  * libsoftrdma completion fast path: polling and arming read and write the
  * mapped CQ ring only, never the kernel.
+ *
+ * Two ways to poll the same ring: ibv_poll_cq(), and the extended batch of
+ * ibv_start_poll(), ibv_next_poll() and ibv_end_poll() with the
+ * ibv_wc_read_*() accessors. A batch holds the CQ lock from start_poll to
+ * end_poll (start_poll releases it again when it returns an error, ENOENT
+ * included, since end_poll is then not called); the CQE it stands on stays
+ * in the ring, read in place, until next_poll or end_poll hands its slot
+ * back to the kernel.
  */
+#include <endian.h>
+#include <errno.h>
 #include <string.h>
 
 #include "softrdma.h"
+
+/* Empty, and no completion will ever come: the CQ is in the error state. */
+static bool srdma_cq_failed(const struct srdma_cq *cq)
+{
+	return srdma_uring_error(&cq->map.ring) || cq->lost;
+}
 
 static void srdma_cqe_to_wc(const struct srdma_cqe *cqe, struct ibv_wc *wc)
 {
@@ -15,6 +31,7 @@ static void srdma_cqe_to_wc(const struct srdma_cqe *cqe, struct ibv_wc *wc)
 	wc->opcode = (enum ibv_wc_opcode)cqe->opcode;
 	wc->vendor_err = cqe->vendor_err;
 	wc->byte_len = cqe->byte_len;
+	/* Same bits as invalidated_rkey, the other member of both unions. */
 	wc->imm_data = cqe->ex.imm_data;
 	wc->qp_num = cqe->qp_num;
 	wc->src_qp = cqe->src_qp;
@@ -28,26 +45,177 @@ int srdma_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	struct srdma_cq *cq = to_scq(ibcq);
 	struct srdma_uring *ring = &cq->map.ring;
 	const struct srdma_cqe *cqe;
+	bool failed = false;
 	int n = 0;
 
-	pthread_spin_lock(&cq->lock);
+	srdma_cq_lock(cq);
 	while (n < ne && (cqe = srdma_uring_cons_peek(ring))) {
 		srdma_cqe_to_wc(cqe, &wc[n]);
 		/* Every entry is read before its slot goes back (release). */
 		srdma_uring_consume(ring, 1);
 		n++;
 	}
-	pthread_spin_unlock(&cq->lock);
 	/* An overflowed CQ reports its error once it has been drained. */
-	if (!n && srdma_uring_error(ring))
-		return -1;
-	return n;
+	if (!n)
+		failed = srdma_cq_failed(cq);
+	srdma_cq_unlock(cq);
+	return failed ? -1 : n;
 }
 
 int srdma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct srdma_cq *cq = to_scq(ibcq);
 
+	/* Not cq->lock: a process may arm inside its own polling batch. */
+	if (!cq->no_lock)
+		pthread_spin_lock(&cq->arm_lock);
 	srdma_uring_arm(&cq->map.ring, solicited_only);
+	if (!cq->no_lock)
+		pthread_spin_unlock(&cq->arm_lock);
 	return 0;
+}
+
+/* ---- Extended polling ---- */
+
+static void srdma_cq_set_cur(struct srdma_cq *cq, const struct srdma_cqe *cqe)
+{
+	cq->cur = cqe;
+	cq->vcq.cq_ex.wr_id = cqe->wr_id;
+	cq->vcq.cq_ex.status = (enum ibv_wc_status)cqe->status;
+}
+
+static int srdma_start_poll(struct ibv_cq_ex *ibcq,
+			    struct ibv_poll_cq_attr *attr)
+{
+	struct srdma_cq *cq = to_scq_ex(ibcq);
+	const struct srdma_cqe *cqe;
+	int err;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	srdma_cq_lock(cq);
+	cqe = srdma_uring_cons_peek(&cq->map.ring);
+	if (!cqe) {
+		err = srdma_cq_failed(cq) ? EIO : ENOENT;
+		srdma_cq_unlock(cq);
+		return err;
+	}
+	srdma_cq_set_cur(cq, cqe);
+	return 0;
+}
+
+static int srdma_next_poll(struct ibv_cq_ex *ibcq)
+{
+	struct srdma_cq *cq = to_scq_ex(ibcq);
+	const struct srdma_cqe *cqe;
+
+	/* The current entry has been read: its slot goes back (release). */
+	if (cq->cur)
+		srdma_uring_consume(&cq->map.ring, 1);
+	cq->cur = NULL;
+	cqe = srdma_uring_cons_peek(&cq->map.ring);
+	if (!cqe)
+		return ENOENT;
+	srdma_cq_set_cur(cq, cqe);
+	return 0;
+}
+
+static void srdma_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct srdma_cq *cq = to_scq_ex(ibcq);
+
+	if (cq->cur)
+		srdma_uring_consume(&cq->map.ring, 1);
+	cq->cur = NULL;
+	srdma_cq_unlock(cq);
+}
+
+static const struct srdma_cqe *srdma_cur(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur;
+}
+
+static enum ibv_wc_opcode srdma_wc_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return (enum ibv_wc_opcode)srdma_cur(ibcq)->opcode;
+}
+
+static uint32_t srdma_wc_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return srdma_cur(ibcq)->vendor_err;
+}
+
+static uint32_t srdma_wc_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return srdma_cur(ibcq)->byte_len;
+}
+
+/*
+ * The immediate data, or for IBV_WC_WITH_INV the invalidated rkey in
+ * network order (ibv_wc_read_invalidated_rkey() converts it back).
+ */
+static __be32 srdma_wc_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	const struct srdma_cqe *cqe = srdma_cur(ibcq);
+
+	if (cqe->wc_flags & SRDMA_CQE_WITH_INV)
+		return htobe32(cqe->ex.invalidated_rkey);
+	return cqe->ex.imm_data;
+}
+
+static uint32_t srdma_wc_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return srdma_cur(ibcq)->qp_num;
+}
+
+static uint32_t srdma_wc_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return srdma_cur(ibcq)->src_qp;
+}
+
+static unsigned int srdma_wc_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return srdma_cur(ibcq)->wc_flags;
+}
+
+/* RoCE has no LIDs. */
+static uint32_t srdma_wc_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return 0;
+}
+
+static uint8_t srdma_wc_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return srdma_cur(ibcq)->sl;
+}
+
+static uint8_t srdma_wc_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return 0;
+}
+
+/**
+ * srdma_cq_init_ex() - Give a CQ the extended polling functions
+ * @cq: a CQ just created
+ *
+ * Only the fields a CQE holds have an accessor; creation refuses wc_flags
+ * asking for others (SRDMA_CQ_WC_FLAGS).
+ */
+void srdma_cq_init_ex(struct srdma_cq *cq)
+{
+	struct ibv_cq_ex *c = &cq->vcq.cq_ex;
+
+	c->start_poll = srdma_start_poll;
+	c->next_poll = srdma_next_poll;
+	c->end_poll = srdma_end_poll;
+	c->read_opcode = srdma_wc_read_opcode;
+	c->read_vendor_err = srdma_wc_read_vendor_err;
+	c->read_byte_len = srdma_wc_read_byte_len;
+	c->read_imm_data = srdma_wc_read_imm_data;
+	c->read_qp_num = srdma_wc_read_qp_num;
+	c->read_src_qp = srdma_wc_read_src_qp;
+	c->read_wc_flags = srdma_wc_read_wc_flags;
+	c->read_slid = srdma_wc_read_slid;
+	c->read_sl = srdma_wc_read_sl;
+	c->read_dlid_path_bits = srdma_wc_read_dlid_path_bits;
 }

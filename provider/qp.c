@@ -15,8 +15,17 @@
 
 #include "softrdma.h"
 
-/* A zero-WR POST_SEND or POST_RECV command: "look at the ring". */
-static int srdma_doorbell(struct ibv_qp *ibqp, bool send)
+/**
+ * srdma_doorbell() - A zero-WR POST_SEND or POST_RECV command
+ * @ibqp: the QP
+ * @send: the SQ (else the RQ)
+ *
+ * "Look at the ring": the kernel runs a transmit pass of the QP or, in the
+ * error state, flushes the queue.
+ *
+ * Return: 0 or an errno value.
+ */
+int srdma_doorbell(struct ibv_qp *ibqp, bool send)
 {
 	struct ibv_post_send scmd = {};
 	struct ibv_post_recv rcmd = {};
@@ -67,30 +76,43 @@ static bool srdma_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	}
 }
 
-static int srdma_build_send(struct srdma_qp *qp, const struct ibv_send_wr *wr,
-			    struct srdma_send_wqe *w)
+/* Operations whose data may be inline: those that send it. */
+static bool srdma_opcode_inline_ok(uint8_t op)
 {
-	uint32_t room = qp->sq.map.ring.stride - sizeof(*w);
-	struct srdma_sge *sge = (struct srdma_sge *)(w + 1);
-	int i;
+	return op != IBV_WR_RDMA_READ && op != IBV_WR_ATOMIC_CMP_AND_SWP &&
+	       op != IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
 
+/**
+ * srdma_wqe_init() - Write the header of a send WQE
+ * @qp: the QP
+ * @w: the ring slot
+ * @wr: opcode, wr_id, send_flags and the opcode's fields; sg_list and
+ *	num_sge are not looked at
+ *
+ * The WQE then has no data: srdma_wqe_set_sge() or srdma_wqe_add_inline()
+ * add it. IBV_SEND_INLINE in @wr is not taken over; the inline setter
+ * marks the WQE.
+ *
+ * Return: 0, or EINVAL for an opcode the QP's type cannot carry.
+ */
+int srdma_wqe_init(struct srdma_qp *qp, struct srdma_send_wqe *w,
+		   const struct ibv_send_wr *wr)
+{
 	if (!srdma_opcode_ok(qp->vqp.qp.qp_type, wr->opcode))
-		return EINVAL;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
 
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr->wr_id;
 	w->opcode = wr->opcode;
 	w->flags = wr->send_flags & (SRDMA_WQE_FENCE | SRDMA_WQE_SIGNALED |
-				     SRDMA_WQE_SOLICITED | SRDMA_WQE_INLINE);
+				     SRDMA_WQE_SOLICITED);
 	switch (wr->opcode) {
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		w->ex.imm_data = wr->imm_data;
 		break;
 	case IBV_WR_SEND_WITH_INV:
-	case IBV_WR_LOCAL_INV:
 		w->ex.invalidate_rkey = wr->invalidate_rkey;
 		break;
 	default:
@@ -113,35 +135,112 @@ static int srdma_build_send(struct srdma_qp *qp, const struct ibv_send_wr *wr,
 	default:
 		break;
 	}
+	return 0;
+}
 
-	if (wr->send_flags & IBV_SEND_INLINE &&
-	    wr->opcode != IBV_WR_RDMA_READ &&
-	    wr->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
-	    wr->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		uint8_t *dst = (uint8_t *)(w + 1);
-		uint32_t len = 0;
+/**
+ * srdma_wqe_set_sge() - Give a send WQE its scatter/gather list
+ * @qp: the QP
+ * @w: a WQE started by srdma_wqe_init()
+ * @sg: the SGEs
+ * @num: how many
+ *
+ * Replaces any data the WQE had.
+ *
+ * Return: 0, or EINVAL when @num exceeds what the QP was granted.
+ */
+int srdma_wqe_set_sge(struct srdma_qp *qp, struct srdma_send_wqe *w,
+		      const struct ibv_sge *sg, size_t num)
+{
+	uint32_t room = qp->sq.map.ring.stride - sizeof(*w);
+	struct srdma_sge *sge = (struct srdma_sge *)(w + 1);
+	size_t i;
 
-		for (i = 0; i < wr->num_sge; i++) {
-			if (wr->sg_list[i].length > qp->max_inline - len)
-				return EINVAL;
-			memcpy(dst + len,
-			       (void *)(uintptr_t)wr->sg_list[i].addr,
-			       wr->sg_list[i].length);
-			len += wr->sg_list[i].length;
-		}
-		w->inline_len = len;
-		return 0;
-	}
-	w->flags &= ~SRDMA_WQE_INLINE;
-	if ((uint32_t)wr->num_sge * sizeof(*sge) > room)
+	if (num > qp->sq.max_sge || num * sizeof(*sge) > room)
 		return EINVAL;
-	w->num_sge = wr->num_sge;
-	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = wr->sg_list[i].addr;
-		sge[i].length = wr->sg_list[i].length;
-		sge[i].lkey = wr->sg_list[i].lkey;
+	w->flags &= ~SRDMA_WQE_INLINE;
+	w->inline_len = 0;
+	w->num_sge = num;
+	for (i = 0; i < num; i++) {
+		sge[i].addr = sg[i].addr;
+		sge[i].length = sg[i].length;
+		sge[i].lkey = sg[i].lkey;
 	}
 	return 0;
+}
+
+/**
+ * srdma_wqe_add_inline() - Append inline data to a send WQE
+ * @qp: the QP
+ * @w: a WQE started by srdma_wqe_init(); the first call drops any SGEs
+ * @addr: the bytes, copied now (the caller may reuse them at once)
+ * @len: how many
+ *
+ * Return: 0, or EINVAL for an operation that sends no data of its own
+ * (READ, atomics) or when the WQE would exceed the QP's inline limit.
+ */
+int srdma_wqe_add_inline(struct srdma_qp *qp, struct srdma_send_wqe *w,
+			 const void *addr, size_t len)
+{
+	if (!srdma_opcode_inline_ok(w->opcode))
+		return EINVAL;
+	if (!(w->flags & SRDMA_WQE_INLINE)) {
+		w->flags |= SRDMA_WQE_INLINE;
+		w->num_sge = 0;
+		w->inline_len = 0;
+	}
+	if (len > qp->max_inline - w->inline_len)
+		return EINVAL;
+	if (len)
+		memcpy((uint8_t *)(w + 1) + w->inline_len, addr, len);
+	w->inline_len += len;
+	return 0;
+}
+
+static int srdma_build_send(struct srdma_qp *qp, const struct ibv_send_wr *wr,
+			    struct srdma_send_wqe *w)
+{
+	int err, i;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+		return EINVAL;
+	err = srdma_wqe_init(qp, w, wr);
+	if (err)
+		return err;
+	/* IBV_SEND_INLINE is ignored where there is nothing to send. */
+	if (!(wr->send_flags & IBV_SEND_INLINE) ||
+	    !srdma_opcode_inline_ok(wr->opcode))
+		return srdma_wqe_set_sge(qp, w, wr->sg_list, wr->num_sge);
+	/* Mark the WQE inline even when it has no data. */
+	err = srdma_wqe_add_inline(qp, w, NULL, 0);
+	for (i = 0; !err && i < wr->num_sge; i++)
+		err = srdma_wqe_add_inline(qp, w,
+					   (void *)(uintptr_t)wr->sg_list[i].addr,
+					   wr->sg_list[i].length);
+	return err;
+}
+
+/**
+ * srdma_sq_publish() - Publish WQEs and decide on the doorbell
+ * @sq: the SQ, its lock held
+ * @n: WQEs written after the producer index
+ *
+ * The doorbell is needed unless the transport is running the QP and will
+ * read the producer index again by itself (SRDMA_RING_KSTATE_POLLING); in
+ * the error state it has the kernel flush the new WQEs.
+ *
+ * Return: true when the caller must ring the doorbell (after unlocking).
+ */
+bool srdma_sq_publish(struct srdma_wq *sq, uint32_t n)
+{
+	struct srdma_uring *r = &sq->map.ring;
+
+	srdma_uring_publish(r, n);
+	/* Pairs with the kernel's barrier before it leaves POLLING. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return (__atomic_load_n(&r->ctrl->kstate, __ATOMIC_RELAXED) &
+		(SRDMA_RING_KSTATE_POLLING | SRDMA_RING_KSTATE_ERROR)) !=
+	       SRDMA_RING_KSTATE_POLLING;
 }
 
 int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -150,7 +249,7 @@ int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct srdma_qp *qp = to_sqp(ibqp);
 	struct srdma_uring *r = &qp->sq.map.ring;
 	uint32_t space, n = 0;
-	bool ring_db;
+	bool ring_db = false;
 	int err = 0;
 
 	pthread_spin_lock(&qp->sq.lock);
@@ -166,15 +265,8 @@ int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 	if (err)
 		*bad_wr = wr;
-	if (!n)
-		goto out_unlock;
-	srdma_uring_publish(r, n);
-	/* Pairs with the kernel's barrier before it leaves POLLING. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	/* In the error state the doorbell has the kernel flush the WQEs. */
-	ring_db = (__atomic_load_n(&r->ctrl->kstate, __ATOMIC_RELAXED) &
-		   (SRDMA_RING_KSTATE_POLLING | SRDMA_RING_KSTATE_ERROR)) !=
-		  SRDMA_RING_KSTATE_POLLING;
+	if (n)
+		ring_db = srdma_sq_publish(&qp->sq, n);
 	pthread_spin_unlock(&qp->sq.lock);
 	if (ring_db) {
 		int db = srdma_doorbell(ibqp, true);
@@ -182,10 +274,6 @@ int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		if (!err)
 			err = db;
 	}
-	return err;
-
-out_unlock:
-	pthread_spin_unlock(&qp->sq.lock);
 	return err;
 }
 

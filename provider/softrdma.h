@@ -32,10 +32,29 @@ struct srdma_map {
 	size_t length;
 };
 
+/*
+ * lock:     the consumer side of the ring (polling, and the batch between
+ *           ibv_start_poll() and ibv_end_poll()), and the mapping itself
+ *           against ibv_resize_cq()
+ * arm_lock: arming (a write to the notify word of the mapping) against
+ *           ibv_resize_cq(), which replaces the mapping. Order: lock, then
+ *           arm_lock; arming takes arm_lock only, so a process may arm a
+ *           CQ inside its own polling batch
+ * cur:      extended polling: the CQE the batch stands on, or NULL
+ * no_lock:  IBV_CREATE_CQ_ATTR_SINGLE_THREADED: the application serializes
+ *           every use of the CQ, so neither lock is taken
+ * lost:     a resize replaced the ring in the kernel but the new one could
+ *           not be mapped: once the old mapping is drained, polling reports
+ *           an error, as for a CQ in the error state
+ */
 struct srdma_cq {
 	struct verbs_cq vcq;
-	pthread_spinlock_t lock;	/* consumers of the ring */
+	pthread_spinlock_t lock;
+	pthread_spinlock_t arm_lock;
 	struct srdma_map map;
+	const struct srdma_cqe *cur;
+	bool no_lock;
+	bool lost;
 };
 
 struct srdma_wq {
@@ -44,11 +63,29 @@ struct srdma_wq {
 	uint32_t max_sge;
 };
 
+/*
+ * The batch of the ibv_wr_* API between ibv_wr_start() and
+ * ibv_wr_complete()/ibv_wr_abort(), under the SQ lock:
+ * n:     WQEs written after the SQ's producer index, not yet published
+ * space: free slots of the SQ when the batch started
+ * cur:   the WQE the last builder started (the setters complete it), or
+ *        NULL
+ * err:   the first error of the batch; ibv_wr_complete() returns it and
+ *        publishes nothing
+ */
+struct srdma_wr_batch {
+	uint32_t n;
+	uint32_t space;
+	struct srdma_send_wqe *cur;
+	int err;
+};
+
 struct srdma_qp {
 	struct verbs_qp vqp;
 	struct srdma_wq sq;
 	struct srdma_wq rq;
 	uint32_t max_inline;
+	struct srdma_wr_batch wr;
 };
 
 #define to_srdma(type, ptr, member) container_of(ptr, struct srdma_##type, member)
@@ -66,6 +103,16 @@ static inline struct srdma_cq *to_scq(struct ibv_cq *ibcq)
 static inline struct srdma_qp *to_sqp(struct ibv_qp *ibqp)
 {
 	return container_of(ibqp, struct srdma_qp, vqp.qp);
+}
+
+static inline struct srdma_cq *to_scq_ex(struct ibv_cq_ex *ibcq)
+{
+	return container_of(ibcq, struct srdma_cq, vcq.cq_ex);
+}
+
+static inline struct srdma_qp *to_sqp_ex(struct ibv_qp_ex *ibqp)
+{
+	return container_of(ibqp, struct srdma_qp, vqp.qp_ex);
 }
 
 /* verbs.c: control path */

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit suites of the RC transport's decisions (SRDMA_KUNIT=y, see Kbuild):
+ * the responder's opcode sequence check (IBTA 9.7.5.1.3, Table 45), PSN
+ * classification (duplicate, expected, ahead: 9.7.5.1.1), the completion
+ * status of each NAK error class (9.9.2), the AETH syndromes the responder
+ * sends, and the requester's congestion window.
+ */
+
+#include <kunit/test.h>
+
+#include "srdma.h"
+
+/* --- Opcode sequence: every RC request opcode in every responder state --- */
+
+struct srdma_seq_case {
+	u8 opcode;
+	bool after_none;	/* valid when no message is in progress */
+	bool after_send;	/* valid in the middle of a SEND */
+	bool after_write;	/* valid in the middle of an RDMA WRITE */
+};
+
+static const struct srdma_seq_case srdma_seq_cases[] = {
+	{ SRDMA_OP_RC_SEND_FIRST,	true,  false, false },
+	{ SRDMA_OP_RC_SEND_MIDDLE,	false, true,  false },
+	{ SRDMA_OP_RC_SEND_LAST,	false, true,  false },
+	{ SRDMA_OP_RC_SEND_LAST_IMM,	false, true,  false },
+	{ SRDMA_OP_RC_SEND_LAST_INV,	false, true,  false },
+	{ SRDMA_OP_RC_SEND_ONLY,	true,  false, false },
+	{ SRDMA_OP_RC_SEND_ONLY_IMM,	true,  false, false },
+	{ SRDMA_OP_RC_SEND_ONLY_INV,	true,  false, false },
+	{ SRDMA_OP_RC_WRITE_FIRST,	true,  false, false },
+	{ SRDMA_OP_RC_WRITE_MIDDLE,	false, false, true  },
+	{ SRDMA_OP_RC_WRITE_LAST,	false, false, true  },
+	{ SRDMA_OP_RC_WRITE_LAST_IMM,	false, false, true  },
+	{ SRDMA_OP_RC_WRITE_ONLY,	true,  false, false },
+	{ SRDMA_OP_RC_WRITE_ONLY_IMM,	true,  false, false },
+	{ SRDMA_OP_RC_READ_REQ,		true,  false, false },
+	{ SRDMA_OP_RC_CMP_SWAP,		true,  false, false },
+	{ SRDMA_OP_RC_FETCH_ADD,	true,  false, false },
+};
+
+static void srdma_seq_case_desc(const struct srdma_seq_case *c, char *desc)
+{
+	const struct srdma_opcode_info *info = srdma_opcode(c->opcode);
+
+	strscpy(desc, info ? info->name : "?", KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(srdma_seq, srdma_seq_cases, srdma_seq_case_desc);
+
+static void srdma_resp_seq_test(struct kunit *test)
+{
+	const struct srdma_seq_case *c = test->param_value;
+	const struct srdma_opcode_info *info = srdma_opcode(c->opcode);
+
+	KUNIT_ASSERT_NOT_NULL(test, info);
+	KUNIT_EXPECT_TRUE(test, info->flags & SRDMA_OPF_REQ);
+	KUNIT_EXPECT_EQ(test, srdma_resp_seq_ok(SRDMA_RESP_NONE, info->flags),
+			c->after_none);
+	KUNIT_EXPECT_EQ(test, srdma_resp_seq_ok(SRDMA_RESP_SEND, info->flags),
+			c->after_send);
+	KUNIT_EXPECT_EQ(test, srdma_resp_seq_ok(SRDMA_RESP_WRITE, info->flags),
+			c->after_write);
+}
+
+/* --- PSN classification, across the 24-bit wrap --- */
+
+struct srdma_class_case {
+	const char *name;
+	u32 psn;
+	u32 epsn;
+	enum srdma_psn_class want;
+};
+
+static const struct srdma_class_case srdma_class_cases[] = {
+	{ "expected", 100, 100, SRDMA_PSN_EXPECTED },
+	{ "one behind", 99, 100, SRDMA_PSN_DUPLICATE },
+	{ "one ahead", 101, 100, SRDMA_PSN_AHEAD },
+	{ "expected at wrap", 0xffffff, 0xffffff, SRDMA_PSN_EXPECTED },
+	{ "duplicate across wrap", 0xfffffe, 1, SRDMA_PSN_DUPLICATE },
+	{ "ahead across wrap", 2, 0xfffffe, SRDMA_PSN_AHEAD },
+	{ "half window behind", 0, 0x7fffff, SRDMA_PSN_DUPLICATE },
+	{ "far ahead", 0x7ffffe, 0, SRDMA_PSN_AHEAD },
+};
+
+static void srdma_class_case_desc(const struct srdma_class_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(srdma_class, srdma_class_cases, srdma_class_case_desc);
+
+static void srdma_psn_classify_test(struct kunit *test)
+{
+	const struct srdma_class_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, srdma_psn_classify(c->psn, c->epsn), c->want);
+}
+
+/* --- NAKs: what the responder sends, what the requester completes --- */
+
+static void srdma_nak_test(struct kunit *test)
+{
+	static const struct {
+		u8 code;
+		enum ib_wc_status status;
+	} t[] = {
+		{ SRDMA_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR },
+		{ SRDMA_NAK_REMOTE_ACCESS, IB_WC_REM_ACCESS_ERR },
+		{ SRDMA_NAK_REMOTE_OP, IB_WC_REM_OP_ERR },
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		u8 syn = SRDMA_NAK_SYN(t[i].code);
+
+		/* Table 46: 011 in bits 6..5, the code in bits 4..0. */
+		KUNIT_EXPECT_EQ(test, syn, (u8)(0x60 | t[i].code));
+		KUNIT_EXPECT_EQ(test, srdma_syn_type(syn), SRDMA_SYN_NAK);
+		KUNIT_EXPECT_EQ(test, srdma_nak_wc_status(srdma_syn_value(syn)),
+				t[i].status);
+	}
+	/* PSN sequence error NAK: 0x60; RNR NAK with timer 14: 0x2e. */
+	KUNIT_EXPECT_EQ(test, SRDMA_NAK_SYN(SRDMA_NAK_PSN_SEQ), (u8)0x60);
+	KUNIT_EXPECT_EQ(test, SRDMA_RNR_SYN(14), (u8)0x2e);
+	KUNIT_EXPECT_EQ(test, srdma_syn_type(SRDMA_RNR_SYN(14)), SRDMA_SYN_RNR);
+	/* An ACK without credit information: 0x1f. */
+	KUNIT_EXPECT_EQ(test, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID),
+			(u8)0x1f);
+}
+
+/* --- The requester's congestion window --- */
+
+static void srdma_cwnd_test(struct kunit *test)
+{
+	struct srdma_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	u32 before;
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	spin_lock_init(&qp->lock);
+	qp->req.cwnd = SRDMA_CWND_INIT;
+
+	/* One packet more per window acknowledged. */
+	srdma_req_acked(qp, SRDMA_CWND_INIT - 1);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd, (u32)SRDMA_CWND_INIT);
+	srdma_req_acked(qp, 1);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd, (u32)SRDMA_CWND_INIT + 1);
+
+	/* Halved on a loss signal, never below the minimum. */
+	before = qp->req.cwnd;
+	srdma_req_congestion(qp, false);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd, before / 2);
+	while (qp->req.cwnd > SRDMA_CWND_MIN)
+		srdma_req_congestion(qp, false);
+	srdma_req_congestion(qp, false);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd, (u32)SRDMA_CWND_MIN);
+
+	/* Never above the maximum, however much is acknowledged. */
+	srdma_req_acked(qp, 1U << 30);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd, (u32)SRDMA_MAX_INFLIGHT);
+
+	/* A timeout restarts at the minimum. */
+	srdma_req_congestion(qp, true);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd, (u32)SRDMA_CWND_MIN);
+}
+
+static struct kunit_case srdma_transport_test_cases[] = {
+	KUNIT_CASE_PARAM(srdma_resp_seq_test, srdma_seq_gen_params),
+	KUNIT_CASE_PARAM(srdma_psn_classify_test, srdma_class_gen_params),
+	KUNIT_CASE(srdma_nak_test),
+	KUNIT_CASE(srdma_cwnd_test),
+	{}
+};
+
+static struct kunit_suite srdma_transport_test_suite = {
+	.name = "softrdma_transport",
+	.test_cases = srdma_transport_test_cases,
+};
+
+kunit_test_suite(srdma_transport_test_suite);
