@@ -340,6 +340,7 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int srdma_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int srdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int srdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 bool srdma_cq_post(struct srdma_cq *cq, const struct srdma_cqe *cqe,
 		   bool solicited);
 
@@ -354,6 +355,11 @@ bool srdma_sgl_copy(struct srdma_dev *sdev, const struct ib_pd *pd,
 		    const struct srdma_sge *sge, u32 num_sge, u32 off, u32 len,
 		    enum srdma_copy_dir dir, void *buf,
 		    const struct sk_buff *skb, int skb_off);
+int srdma_sgl_attach(struct srdma_dev *sdev, const struct ib_pd *pd,
+		     const struct srdma_sge *sge, u32 num_sge, u32 off,
+		     u32 len, struct sk_buff *skb);
+int srdma_mr_attach(const struct srdma_mr *mr, u64 iova, u32 len,
+		    struct sk_buff *skb);
 struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key);
 void srdma_mr_put(struct srdma_mr *mr);
 bool srdma_mr_check(const struct srdma_mr *mr, const struct ib_pd *pd,

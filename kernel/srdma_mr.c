@@ -613,3 +613,81 @@ enum ib_wc_status srdma_mr_invalidate(struct srdma_dev *sdev,
 	srdma_mr_put(mr);
 	return status;
 }
+
+/**
+ * srdma_mr_attach() - Append MR bytes to a packet by page reference
+ * @mr: a user MR (pinned pages)
+ * @iova: first byte (range already checked)
+ * @len: bytes
+ * @skb: the packet; the pages are added as fragments
+ *
+ * Context: any.
+ * Return: 0; -EOPNOTSUPP for an MR without pinned pages; -EMSGSIZE when
+ * the packet ran out of fragment slots (some bytes may be attached).
+ */
+int srdma_mr_attach(const struct srdma_mr *mr, u64 iova, u32 len,
+		    struct sk_buff *skb)
+{
+	unsigned int poff, plen;
+	struct page *page;
+	int err;
+
+	if (!mr->umem)
+		return -EOPNOTSUPP;
+	while (len) {
+		page = srdma_mr_page(mr, iova, &poff, &plen);
+		plen = min(plen, len);
+		err = srdma_net_add_page(skb, page, poff, plen);
+		if (err)
+			return err;
+		iova += plen;
+		len -= plen;
+	}
+	return 0;
+}
+
+/**
+ * srdma_sgl_attach() - Append message bytes of an SGE list by reference
+ * @sdev: the device
+ * @pd: the PD of the QP that owns the SGEs
+ * @sge: the list
+ * @num_sge: entries in @sge
+ * @off: offset in the message
+ * @len: bytes
+ * @skb: the packet
+ *
+ * The zero-copy twin of srdma_sgl_copy(SRDMA_GATHER): the same checks,
+ * but the bytes go into @skb as page fragments of the pinned memory.
+ *
+ * Context: any.
+ * Return: 0; -EACCES on a protection error or a list too short;
+ * -EOPNOTSUPP or -EMSGSIZE when the bytes cannot be attached, and the
+ * caller must build the packet again by copying.
+ */
+int srdma_sgl_attach(struct srdma_dev *sdev, const struct ib_pd *pd,
+		     const struct srdma_sge *sge, u32 num_sge, u32 off,
+		     u32 len, struct sk_buff *skb)
+{
+	struct srdma_mr *mr;
+	u32 i, n;
+	int err;
+
+	for (i = 0; i < num_sge && len; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = min(len, sge[i].length - off);
+		mr = srdma_mr_get(sdev, sge[i].lkey);
+		if (!mr)
+			return -EACCES;
+		err = srdma_mr_check(mr, pd, sge[i].addr + off, n, 0) ?
+		      srdma_mr_attach(mr, sge[i].addr + off, n, skb) : -EACCES;
+		srdma_mr_put(mr);
+		if (err)
+			return err;
+		len -= n;
+		off = 0;
+	}
+	return len ? -EACCES : 0;
+}

@@ -137,6 +137,57 @@ static bool srdma_req_gather(struct srdma_qp *qp, struct srdma_swqe *sw,
 			      SRDMA_GATHER, dst, NULL, 0);
 }
 
+/*
+ * Allocate and fill a request packet whose headers @pkt describes. The
+ * payload of a process's WQE goes in by reference to its pinned pages
+ * when the netdev does scatter-gather (and no pad is needed); otherwise,
+ * or when that fails for want of fragment slots, it is copied once.
+ */
+static struct sk_buff *srdma_req_alloc(struct srdma_qp *qp,
+				       struct srdma_swqe *sw,
+				       const struct srdma_pkt *pkt, u32 off,
+				       bool *bad)
+{
+	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
+	unsigned int hlen = srdma_pkt_hdr_len(pkt->opcode);
+	u32 paylen = pkt->paylen;
+	bool zc = qp->is_user && paylen && !pkt->pad &&
+		  !(sw->wqe.flags & SRDMA_WQE_INLINE) && srdma_net_can_frag(sdev);
+	struct sk_buff *skb;
+	u8 *payload;
+	int err;
+
+	if (zc) {
+		skb = srdma_net_alloc_skb(sdev, &qp->av, hlen, GFP_ATOMIC);
+		if (!skb)
+			return NULL;
+		srdma_pkt_build_hdrs(skb_put(skb, hlen), pkt);
+		err = srdma_sgl_attach(sdev, qp->ibqp.pd, srdma_swqe_sge(sw),
+				       sw->wqe.num_sge, off, paylen, skb);
+		if (!err)
+			return skb;
+		kfree_skb(skb);
+		if (err == -EACCES) {
+			*bad = true;
+			return NULL;
+		}
+	}
+
+	skb = srdma_net_alloc_skb(sdev, &qp->av, hlen + paylen + pkt->pad,
+				  GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	srdma_pkt_build_hdrs(skb_put(skb, hlen), pkt);
+	payload = skb_put(skb, paylen + pkt->pad);
+	if (paylen && !srdma_req_gather(qp, sw, off, payload, paylen)) {
+		kfree_skb(skb);
+		*bad = true;
+		return NULL;
+	}
+	memset(payload + paylen, 0, pkt->pad);
+	return skb;
+}
+
 /* Packets a message of @len bytes takes at @pmtu (at least one). */
 static u32 srdma_npkts(u32 len, u32 pmtu)
 {
@@ -198,7 +249,6 @@ static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
 	bool first, last, ack_req;
 	struct srdma_pkt pkt = {};
 	struct sk_buff *skb;
-	u8 *payload;
 
 	first = off == 0;
 	if (srdma_wr_is_read_atomic(w->opcode)) {
@@ -253,19 +303,9 @@ static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
 	pkt.imm = w->ex.imm_data;
 	pkt.ieth_rkey = w->ex.invalidate_rkey;
 
-	skb = srdma_net_alloc_skb(to_sdev(qp->ibqp.device), &qp->av,
-				  srdma_pkt_hdr_len(pkt.opcode) + paylen + pkt.pad,
-				  GFP_ATOMIC);
+	skb = srdma_req_alloc(qp, sw, &pkt, off, bad);
 	if (!skb)
 		return NULL;
-	srdma_pkt_build_hdrs(skb_put(skb, srdma_pkt_hdr_len(pkt.opcode)), &pkt);
-	payload = skb_put(skb, paylen + pkt.pad);
-	if (paylen && !srdma_req_gather(qp, sw, off, payload, paylen)) {
-		kfree_skb(skb);
-		*bad = true;
-		return NULL;
-	}
-	memset(payload + paylen, 0, pkt.pad);
 	if (ack_req)
 		qp->req.pkts_since_ack_req = 0;
 	return skb;

@@ -467,8 +467,13 @@ static bool srdma_res_pending(const struct srdma_rd_res *res)
 	return res->type == SRDMA_RES_ATOMIC && res->resid;
 }
 
+/*
+ * Allocate a response and put its headers; @linear reserves room for the
+ * payload and pad to be copied in.
+ */
 static struct sk_buff *srdma_resp_packet(struct srdma_qp *qp,
-					 struct srdma_pkt *pkt, u32 paylen)
+					 struct srdma_pkt *pkt, u32 paylen,
+					 bool linear)
 {
 	struct sk_buff *skb;
 	unsigned int hlen = srdma_pkt_hdr_len(pkt->opcode);
@@ -479,10 +484,42 @@ static struct sk_buff *srdma_resp_packet(struct srdma_qp *qp,
 	pkt->pad = (4 - (paylen & 3)) & 3;
 	pkt->aeth.msn = qp->resp.msn;
 	skb = srdma_net_alloc_skb(to_sdev(qp->ibqp.device), &qp->av,
-				  hlen + paylen + pkt->pad, GFP_ATOMIC);
+				  hlen + (linear ? paylen + pkt->pad : 0),
+				  GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	srdma_pkt_build_hdrs(skb_put(skb, hlen), pkt);
+	return skb;
+}
+
+/*
+ * A READ response carrying @len bytes at @va of @mr: by reference to the
+ * pinned pages of a process's MR when the netdev does scatter-gather and
+ * no pad is needed, else copied once.
+ */
+static struct sk_buff *srdma_resp_read_fill(struct srdma_qp *qp,
+					    struct srdma_pkt *pkt,
+					    struct srdma_mr *mr, u64 va, u32 len)
+{
+	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sk_buff *skb;
+	u8 *payload;
+
+	if (len && !(len & 3) && mr->umem && srdma_net_can_frag(sdev)) {
+		skb = srdma_resp_packet(qp, pkt, len, false);
+		if (!skb)
+			return NULL;
+		if (!srdma_mr_attach(mr, va, len, skb))
+			return skb;
+		kfree_skb(skb);
+	}
+	skb = srdma_resp_packet(qp, pkt, len, true);
+	if (!skb)
+		return NULL;
+	payload = skb_put(skb, len + pkt->pad);
+	if (len)
+		srdma_mr_copy(mr, va, payload, len, false);
+	memset(payload + len, 0, pkt->pad);
 	return skb;
 }
 
@@ -497,7 +534,6 @@ static struct sk_buff *srdma_resp_read_packet(struct srdma_qp *qp,
 	struct srdma_pkt pkt = {};
 	struct srdma_mr *mr = NULL;
 	struct sk_buff *skb;
-	u8 *payload;
 
 	if (first && last)
 		pkt.opcode = SRDMA_OP_RC_READ_RESP_ONLY;
@@ -523,12 +559,8 @@ static struct sk_buff *srdma_resp_read_packet(struct srdma_qp *qp,
 			return NULL;
 		}
 	}
-	skb = srdma_resp_packet(qp, &pkt, len);
+	skb = srdma_resp_read_fill(qp, &pkt, mr, res->va, len);
 	if (skb) {
-		payload = skb_put(skb, len + pkt.pad);
-		if (len)
-			srdma_mr_copy(mr, res->va, payload, len, false);
-		memset(payload + len, 0, pkt.pad);
 		res->va += len;
 		res->resid -= len;
 		res->next_psn = srdma_psn_add(res->next_psn, 1);
@@ -547,7 +579,7 @@ static struct sk_buff *srdma_resp_atomic_packet(struct srdma_qp *qp,
 		.aeth.syndrome = srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID),
 		.atmack_orig = res->orig,
 	};
-	struct sk_buff *skb = srdma_resp_packet(qp, &pkt, 0);
+	struct sk_buff *skb = srdma_resp_packet(qp, &pkt, 0, true);
 
 	if (skb)
 		res->resid = 0;
@@ -596,7 +628,7 @@ bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 	pkt.opcode = SRDMA_OP_RC_ACK;
 	pkt.psn = resp->ack_psn;
 	pkt.aeth.syndrome = resp->ack_syndrome;
-	skb = srdma_resp_packet(qp, &pkt, 0);
+	skb = srdma_resp_packet(qp, &pkt, 0, true);
 	if (!skb)
 		return true;
 	__skb_queue_tail(q, skb);

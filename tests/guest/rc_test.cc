@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include <poll.h>
+
 #include <gtest/gtest.h>
 
 #include "verbs_pair.h"
@@ -441,25 +443,140 @@ TEST_F(RcTest, ManyQps) {
   }
 }
 
-TEST_F(RcTest, LargeWriteAndRead) {
-  size_t len = std::strtoul(Env("SRDMA_LARGE_BYTES", "16777216").c_str(), nullptr, 0);
+TEST_F(RcTest, LargeMessages) {
+  // 64 MiB by default: WRITE, READ and SEND of one message each.
+  size_t len = std::strtoul(Env("SRDMA_LARGE_BYTES", "67108864").c_str(), nullptr, 0);
   Pair(len);
   Fill(a_.buf, 0, len, 77);
   ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, len, 1, (uintptr_t)b_.buf.data(),
                      b_.mr->rkey),
             0);
-  auto sw = Poll(a_.cq, 1, 300000);
+  auto sw = Poll(a_.cq, 1, 600000);
   ASSERT_EQ(sw.size(), 1u);
   EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
   EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), len), 0);
+
   std::fill(a_.buf.begin(), a_.buf.end(), 0);
   ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_READ, 0, len, 2, (uintptr_t)b_.buf.data(),
                      b_.mr->rkey),
             0);
-  sw = Poll(a_.cq, 1, 300000);
+  sw = Poll(a_.cq, 1, 600000);
   ASSERT_EQ(sw.size(), 1u);
   EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
   EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), len), 0);
+
+  Fill(a_.buf, 0, len, 78);
+  std::fill(b_.buf.begin(), b_.buf.end(), 0);
+  ASSERT_EQ(PostRecv(b_, 0, len, 3), 0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, len, 4), 0);
+  sw = Poll(a_.cq, 1, 600000);
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
+  auto rw = Poll(b_.cq, 1, 600000);
+  ASSERT_EQ(rw.size(), 1u);
+  EXPECT_EQ(rw[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(rw[0].byte_len, len);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), len), 0);
+}
+
+TEST_F(RcTest, MultipleSgesBothSides) {
+  Pair(65536);
+  Fill(a_.buf, 0, 65536, 90);
+  // Gather from three pieces, scatter into four.
+  ibv_sge s[3] = {{(uintptr_t)a_.buf.data(), 1000, a_.mr->lkey},
+                  {(uintptr_t)a_.buf.data() + 5000, 3000, a_.mr->lkey},
+                  {(uintptr_t)a_.buf.data() + 20000, 4500, a_.mr->lkey}};
+  ibv_sge r[4] = {{(uintptr_t)b_.buf.data(), 100, b_.mr->lkey},
+                  {(uintptr_t)b_.buf.data() + 1000, 2000, b_.mr->lkey},
+                  {(uintptr_t)b_.buf.data() + 9000, 4000, b_.mr->lkey},
+                  {(uintptr_t)b_.buf.data() + 30000, 8000, b_.mr->lkey}};
+  ibv_recv_wr rwr = {}, *rbad;
+  rwr.sg_list = r;
+  rwr.num_sge = 4;
+  ASSERT_EQ(ibv_post_recv(b_.qp, &rwr, &rbad), 0);
+  ibv_send_wr swr = {}, *sbad;
+  swr.sg_list = s;
+  swr.num_sge = 3;
+  swr.opcode = IBV_WR_SEND;
+  swr.send_flags = IBV_SEND_SIGNALED;
+  ASSERT_EQ(ibv_post_send(a_.qp, &swr, &sbad), 0);
+  auto rw = Poll(b_.cq, 1);
+  ASSERT_EQ(rw.size(), 1u);
+  ASSERT_EQ(rw[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(rw[0].byte_len, 8500u);
+  std::vector<uint8_t> sent, got;
+  for (auto& x : s) sent.insert(sent.end(), (uint8_t*)x.addr, (uint8_t*)x.addr + x.length);
+  for (auto& x : r) got.insert(got.end(), (uint8_t*)x.addr, (uint8_t*)x.addr + x.length);
+  got.resize(sent.size());
+  EXPECT_EQ(sent, got);
+  EXPECT_EQ(Poll(a_.cq, 1).size(), 1u);
+}
+
+TEST_F(RcTest, UnsignaledWritesThenSignaledRead) {
+  Pair(65536);
+  Fill(a_.buf, 0, 32768, 91);
+  // Ten unsignaled WRITEs, then a signaled READ back: one completion, and
+  // (IBTA ordering) the READ sees every WRITE.
+  for (int i = 0; i < 10; i++)
+    ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, i * 3000, 3000, i,
+                       (uintptr_t)b_.buf.data() + i * 3000, b_.mr->rkey, 0),
+              0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_READ, 32768, 30000, 99,
+                     (uintptr_t)b_.buf.data(), b_.mr->rkey),
+            0);
+  auto sw = Poll(a_.cq, 1);
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].wr_id, 99u);
+  EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), a_.buf.data() + 32768, 30000), 0);
+  EXPECT_TRUE(Poll(a_.cq, 1, 100).empty());
+}
+
+TEST_F(RcTest, SolicitedEventWakesChannel) {
+  Pair(4096);
+  ibv_comp_channel* ch = ibv_create_comp_channel(b_dev_->ctx);
+  ASSERT_NE(ch, nullptr);
+  ibv_cq* cq = ibv_create_cq(b_dev_->ctx, 16, nullptr, ch, 0);
+  ASSERT_NE(cq, nullptr);
+  // A QP on B whose receive CQ has the channel.
+  End c;
+  c.dev = b_dev_;
+  c.cq = cq;
+  ibv_qp_init_attr init = {};
+  init.send_cq = cq;
+  init.recv_cq = cq;
+  init.qp_type = IBV_QPT_RC;
+  init.cap = {16, 16, 1, 1, 0};
+  c.qp = ibv_create_qp(b_dev_->pd, &init);
+  ASSERT_NE(c.qp, nullptr);
+  c.buf.assign(4096, 0);
+  c.mr = ibv_reg_mr(b_dev_->pd, c.buf.data(), 4096, kAccess);
+  c.psn = 7;
+  End d;
+  ASSERT_TRUE(MakeEnd(a_dev_, &d, 4096));
+  ASSERT_EQ(Connect(&d, &c, mtu_, {}), 0);
+  ASSERT_EQ(Connect(&c, &d, mtu_, {}), 0);
+  ASSERT_EQ(PostRecv(c, 0, 64, 1), 0);
+  ASSERT_EQ(PostRecv(c, 0, 64, 2), 0);
+  ASSERT_EQ(ibv_req_notify_cq(cq, 1), 0);  // solicited only
+  ASSERT_EQ(PostSend(d, IBV_WR_SEND, 0, 8, 10, 0, 0, 0), 0);
+  pollfd p = {ch->fd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 300), 0) << "an unsolicited SEND woke the channel";
+  ASSERT_EQ(PostSend(d, IBV_WR_SEND, 0, 8, 11, 0, 0, IBV_SEND_SOLICITED), 0);
+  ASSERT_EQ(poll(&p, 1, 10000), 1);
+  ibv_cq* ev_cq;
+  void* ev_ctx;
+  ASSERT_EQ(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
+  EXPECT_EQ(ev_cq, cq);
+  ibv_ack_cq_events(cq, 1);
+  EXPECT_EQ(Poll(cq, 2).size(), 2u);
+  ASSERT_EQ(ibv_destroy_qp(c.qp), 0);
+  c.qp = nullptr;
+  c.cq = nullptr;
+  ibv_dereg_mr(c.mr);
+  c.mr = nullptr;
+  ASSERT_EQ(ibv_destroy_cq(cq), 0);
+  ASSERT_EQ(ibv_destroy_comp_channel(ch), 0);
 }
 
 }  // namespace
