@@ -104,10 +104,30 @@ void srdma_comp_local(struct srdma_qp *qp)
 	}
 }
 
+/*
+ * A response arrived past a missing one: ask again from una, once. The
+ * responses already in flight behind the gap would each ask again and
+ * restart the READ over and over; they are ignored until una moves (or the
+ * timer decides the new request was lost too).
+ */
+static void srdma_comp_gap(struct srdma_qp *qp)
+{
+	struct srdma_req *req = &qp->req;
+
+	if (req->gap_pending && req->gap_una == req->una)
+		return;
+	req->gap_pending = true;
+	req->gap_una = req->una;
+	req->need_retry = true;
+	srdma_req_congestion(qp, false);
+}
+
 /* Progress: restart the retry budget and the timer (9.7.6.1.1). */
 static void srdma_comp_progress(struct srdma_qp *qp)
 {
 	qp->req.retry = qp->attr.retry_cnt;
+	if (qp->req.gap_una != qp->req.una)
+		qp->req.gap_pending = false;
 	/*
 	 * A response to a packet sent before a go-back-N: what it covers
 	 * need not be sent again; restart from the new una.
@@ -210,10 +230,8 @@ static void srdma_comp_read_resp(struct srdma_qp *qp,
 
 	/* Responses are in PSN order: anything else is lost or stale. */
 	if (pkt->psn != req->una) {
-		if (srdma_psn_diff(pkt->psn, req->una) > 0 && !req->need_retry) {
-			req->need_retry = true;
-			srdma_req_congestion(qp, false);
-		}
+		if (srdma_psn_diff(pkt->psn, req->una) > 0)
+			srdma_comp_gap(qp);
 		return;
 	}
 	srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
@@ -253,7 +271,7 @@ static void srdma_comp_atomic_ack(struct srdma_qp *qp,
 
 	if (pkt->psn != req->una) {
 		if (srdma_psn_diff(pkt->psn, req->una) > 0)
-			req->need_retry = true;
+			srdma_comp_gap(qp);
 		return;
 	}
 	srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
@@ -383,6 +401,7 @@ void srdma_comp_timeout(struct timer_list *t)
 		} else {
 			qp->req.retry--;
 			qp->req.need_retry = true;
+			qp->req.gap_pending = false;
 			srdma_req_congestion(qp, true);
 			srdma_comp_arm_timer(qp);
 			run = true;

@@ -208,6 +208,9 @@ struct srdma_rd_res {
  * @cwnd: congestion window, packets in flight allowed
  * @cwnd_acked: packets acknowledged towards the next window increase
  * @tx_dropped: the local stack dropped a packet of the last pass
+ * @gap_pending: a go-back-N for a gap in the responses was asked for at
+ *	@gap_una and una has not moved since
+ * @gap_una: una when it was asked for
  */
 struct srdma_req {
 	u32 fetch;
@@ -225,6 +228,8 @@ struct srdma_req {
 	u32 cwnd;
 	u32 cwnd_acked;
 	bool tx_dropped;
+	bool gap_pending;
+	u32 gap_una;
 };
 
 /**

@@ -16,8 +16,13 @@ enum srdma_counter {
 	/* Transmit and receive totals. */
 	SRDMA_CNT_TX_PKTS,
 	SRDMA_CNT_RX_PKTS,
-	/* Received packets dropped, by reason (see srdma_net.c). */
-	SRDMA_CNT_RX_DROP_NO_DEV,	/* no softrdma device for the packet */
+	/*
+	 * Received packets dropped, by reason (see srdma_net.c). All but
+	 * the first are part of rx_packets. NO_DEV: no device for the
+	 * packet; counted on the oldest device of the network namespace,
+	 * whose devices share port 4791.
+	 */
+	SRDMA_CNT_RX_DROP_NO_DEV,
 	SRDMA_CNT_RX_DROP_MALFORMED,	/* headers fail validation */
 	SRDMA_CNT_RX_DROP_BAD_ICRC,
 	SRDMA_CNT_RX_DROP_NO_QP,	/* destination QP does not exist */

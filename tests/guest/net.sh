@@ -6,13 +6,14 @@
 #
 #   initial netns                               netns srdma_ns
 #   -------------                               --------------
-#   rxe0 (rdma_rxe, for a while)
+#   rxe0 (rdma_rxe, for a while),
+#   then srdma_a (softrdma)
 #     |
 #   veth_a 10.91.0.1/24 fd91::1/64 ══════════ veth_b 10.91.0.2/24 fd91::2/64
 #                                                 |
 #   dummy_a 10.92.0.1/24                        srdma_b (softrdma)
 #     |                                         dummy_b 10.93.0.1/24 (none)
-#   srdma_a (softrdma, when rxe is gone)        lo 127.0.0.1
+#   srdma_a (refused while rxe has the port)    lo 127.0.0.1 (srdma_lo_b)
 #
 # Checks: loading the module takes UDP port 4791 nowhere; the first device
 # of a namespace opens IPv4 and IPv6 sockets on 4791 there and only there,
@@ -21,9 +22,13 @@
 # with a clear message while rxe has the port; datagrams to 4791 reach the
 # device's counters, from the wire (IPv4, IPv6, rdma_rxe's own packets) and
 # looped back through lo to the device's address; datagrams for an address
-# without a device count as rx_drop_no_device; moving or deleting the
-# netdev, deleting the namespace and rmmod are clean; the kernel logged no
-# warning.
+# without a device count as rx_drop_no_device; ibv_rc_pingpong (data
+# checked) runs between two QPs of one device (through lo), between
+# softrdma and rdma_rxe, and between two softrdma devices, over IPv4 and
+# IPv6 GIDs, the IPv6 runs across the veth with transmit checksum offload
+# off so that the receiving stack checks softrdma's UDP checksums;
+# moving or deleting the netdev, deleting the namespace and rmmod are
+# clean; the kernel logged no warning.
 #
 # Environment: SRDMA_KVER (guest kernel), SRDMA_BUILD (userspace build dir,
 # default build), SRDMA_MODULE (default build/kmod/$SRDMA_KVER/softrdma.ko),
@@ -147,9 +152,10 @@ gid_index() {
 
 # pingpong SERVER CLIENT GID_FAMILY: ibv_rc_pingpong with data checks, the
 # server on SERVER in $ns, the client on CLIENT in the initial namespace,
-# over the GIDs of 10.91.0.0/24 (4) or fd91::/64 (6).
+# over the GIDs of 10.91.0.0/24 (4) or fd91::/64 (6). CLIENT "self": the
+# client on SERVER too, both QPs on one device.
 pingpong() {
-	local sgid cgid caddr sidx cidx spid rc
+	local sgid cgid caddr cdev=$2 sidx cidx spid rc cns=()
 	if [ "$3" = 4 ]; then
 		sgid=0000:0000:0000:0000:0000:ffff:0a5b:0002
 		cgid=0000:0000:0000:0000:0000:ffff:0a5b:0001
@@ -159,14 +165,18 @@ pingpong() {
 		cgid=fd91:0000:0000:0000:0000:0000:0000:0001
 		caddr=fd91::1
 	fi
+	if [ "$cdev" = self ]; then
+		cdev=$1 cgid=$sgid caddr=${caddr%1}2
+		cns=(ip netns exec "$ns")
+	fi
 	sidx=$(gid_index "$1" "$sgid") || return 1
-	cidx=$(gid_index "$2" "$cgid") || return 1
+	cidx=$(gid_index "$cdev" "$cgid") || return 1
 	in_ns timeout 120 ibv_rc_pingpong -d "$1" -g "$sidx" -n 20 -c \
 		>"$resdir/net-pp-$1-$2-v$3-server.txt" 2>&1 &
 	spid=$!
 	wait_for 10 sh -c "ip netns exec $ns ss -Htln | grep -q ':18515 '"
-	timeout 120 ibv_rc_pingpong -d "$2" -g "$cidx" -n 20 -c 10.91.0.2 \
-		>"$resdir/net-pp-$1-$2-v$3-client.txt" 2>&1
+	"${cns[@]}" timeout 120 ibv_rc_pingpong -d "$cdev" -g "$cidx" -n 20 -c \
+		10.91.0.2 >"$resdir/net-pp-$1-$2-v$3-client.txt" 2>&1
 	rc=$?
 	wait "$spid" || rc=1
 	tail -n 4 "$resdir/net-pp-$1-$2-v$3-client.txt"
@@ -234,6 +244,9 @@ send 127.0.0.1 "$ns"
 check "datagrams to addresses without a device: rx_drop_no_device" \
 	wait_for 3 sh -c "[ \$(cat /sys/class/infiniband/srdma_b/ports/1/hw_counters/rx_drop_no_device) -ge $((nodev + 2)) ]"
 check "and not rx_packets" same srdma_b rx_packets "$pk"
+check "RC pingpong between two QPs of srdma_b (through lo), IPv4" \
+	pingpong srdma_b self 4
+check "the same over IPv6" pingpong srdma_b self 6
 
 # --- rdma_rxe next door ----------------------------------------------------------
 if modprobe rdma_rxe 2>/dev/null; then

@@ -12,6 +12,9 @@
 #                init netns, so rxe goes on dev_init
 #     --swap     dev_peer drives as A (requester), dev_init as B
 #     --ipv6     the QPs address each other by their IPv6 GIDs
+#     --netem "ARGS"  impair both directions: tc qdisc ... netem ARGS on
+#                veth0 and veth1 (loss, reordering, duplication, corruption)
+#     --filter F     run only the tests gtest_filter F selects
 #
 # Prints TAP; the gtest XML and text go to $SRDMA_OUT/NAME.{xml,txt}, NAME
 # being TEST-KIND_INIT-KIND_PEER[-swap][-v6], with the devices' counters.
@@ -20,11 +23,13 @@ cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/guest/lib.sh
 . tests/guest/lib.sh
 
-swap="" v6=""
+swap="" v6="" netem="" filter="*"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--swap) swap=1 ;;
 	--ipv6) v6=1 ;;
+	--netem) netem=${2:?}; shift ;;
+	--filter) filter=${2:?}; shift ;;
 	*) break ;;
 	esac
 	shift
@@ -59,12 +64,19 @@ add_dev() {	# KIND NAME NETDEV [netns]
 		rdma link add "$2" type "$1" netdev "$3"
 	fi
 }
+if [ -n "$netem" ]; then
+	# shellcheck disable=SC2086
+	check "netem $netem on both directions" sh -c \
+		"tc qdisc add dev veth0 root netem $netem &&
+		 ip netns exec peer tc qdisc add dev veth1 root netem $netem"
+fi
 check "device dev_init ($kind_a) on veth0" add_dev "$kind_a" dev_init veth0
 check "device dev_peer ($kind_b) on veth1 in netns peer" add_dev "$kind_b" dev_peer veth1 peer
 
 ip_init=10.80.0.1 ip_peer=10.80.0.2
 [ -z "$v6" ] || { ip_init=fd80::1; ip_peer=fd80::2; }
-name=${test_bin#srdma_}-$kind_a-$kind_b${swap:+-swap}${v6:+-v6}
+slug=$(printf '%s' "$netem" | tr -c 'a-zA-Z0-9' '_')
+name=${test_bin#srdma_}-$kind_a-$kind_b${swap:+-swap}${v6:+-v6}${netem:+-netem-$slug}
 if [ -z "$swap" ]; then
 	ends=(SRDMA_DEV_A=dev_init SRDMA_IP_A=$ip_init SRDMA_KIND_A="$kind_a"
 	      SRDMA_DEV_B=dev_peer SRDMA_IP_B=$ip_peer SRDMA_KIND_B="$kind_b")
@@ -72,10 +84,10 @@ else
 	ends=(SRDMA_DEV_A=dev_peer SRDMA_IP_A=$ip_peer SRDMA_KIND_A="$kind_b"
 	      SRDMA_DEV_B=dev_init SRDMA_IP_B=$ip_init SRDMA_KIND_B="$kind_a")
 fi
-env "${ends[@]}" timeout 900 "$build/tests/$test_bin" \
+env "${ends[@]}" timeout 900 "$build/tests/$test_bin" --gtest_filter="$filter" \
 	--gtest_output="xml:$out/$name.xml" >"$out/$name.txt" 2>&1
 rc=$?
-check "$test_bin: $kind_a <-> $kind_b${swap:+ (roles swapped)}${v6:+ over IPv6}" test "$rc" = 0
+check "$test_bin: $kind_a <-> $kind_b${swap:+ (roles swapped)}${v6:+ over IPv6}${netem:+ under netem $netem}" test "$rc" = 0
 [ "$rc" = 0 ] || grep -E "FAILED|Failure|Expected|Which is|status" "$out/$name.txt" | head -40 | sed 's/^/# /'
 rdma statistic show link dev_init/1 >"$out/stats-$name-init.txt" 2>&1
 rdma statistic show link dev_peer/1 >"$out/stats-$name-peer.txt" 2>&1
