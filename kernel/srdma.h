@@ -428,7 +428,6 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		    const struct sk_buff *skb);
 bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
 
-/* srdma_recv.c */
-void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb);
+/* srdma_recv.c: srdma_rcv(), declared with its contract in srdma_net.h */
 
 #endif /* SRDMA_H */
