@@ -190,7 +190,8 @@ struct srdma_mr {
  * @ibcq: the core's CQ
  * @lock: serializes producers of CQEs (every QP completing into this CQ,
  *	from process and softirq context) and resize; taken with irqsave
- * @ring: the CQE ring (kernel is the producer)
+ * @ring: the CQE ring (kernel is the producer); resize replaces it
+ *	under @lock
  * @error: the CQ overflowed or its consumer index was corrupt
  * @kernel_notify: notify request of an in-kernel consumer (user CQs keep
  *	it in the ring's control area); guarded by @lock
@@ -319,6 +320,7 @@ int srdma_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
 void srdma_get_dev_fw_str(struct ib_device *ibdev, char *str);
 int srdma_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void srdma_dealloc_ucontext(struct ib_ucontext *ibuc);
+void srdma_disassociate_ucontext(struct ib_ucontext *ibuc);
 int srdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int srdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 void srdma_init_dev_attrs(struct srdma_dev *sdev);

@@ -98,6 +98,7 @@ const struct ib_device_ops srdma_dev_ops = {
 	.dealloc_pd = srdma_dealloc_pd,
 	.dealloc_ucontext = srdma_dealloc_ucontext,
 	.dereg_mr = srdma_dereg_mr,
+	.disassociate_ucontext = srdma_disassociate_ucontext,
 	.destroy_cq = srdma_destroy_cq,
 	.destroy_qp = srdma_destroy_qp,
 	.get_dev_fw_str = srdma_get_dev_fw_str,

@@ -246,6 +246,22 @@ void srdma_dealloc_ucontext(struct ib_ucontext *ibuc)
 }
 
 /**
+ * srdma_disassociate_ucontext() - The device goes away under a process
+ * @ibuc: the context; the core has destroyed its objects already
+ *
+ * With this op the core unregisters a device without waiting for the
+ * processes that use it: their objects are destroyed and their commands
+ * fail. Nothing is left to do here: the rings still mapped into the
+ * process are vmalloc pages with a reference from each mapping, freed
+ * when the process unmaps them, and the kernel no longer reads them.
+ *
+ * Context: process context.
+ */
+void srdma_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/**
  * srdma_alloc_pd() - Allocate a protection domain
  * @ibpd: the core's PD
  * @udata: user data, unused
