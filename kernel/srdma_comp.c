@@ -54,26 +54,31 @@ void srdma_comp_complete(struct srdma_qp *qp, enum ib_wc_status status)
 {
 	struct srdma_ring *r = &qp->sq.ring;
 	struct srdma_swqe *sw = srdma_swqe_at(qp, r->own);
-	struct srdma_cqe cqe = {};
+	bool signaled = status != IB_WC_SUCCESS || qp->sq_sig_all ||
+			(sw->wqe.flags & SRDMA_WQE_SIGNALED);
+	struct srdma_cqe cqe = {
+		.wr_id = sw->wqe.wr_id,
+		.status = status,
+		.opcode = srdma_wr_to_wc(sw->wqe.opcode),
+		.qp_num = qp->ibqp.qp_num,
+		.byte_len = sw->length,
+	};
 
 	lockdep_assert_held(&qp->lock);
-	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
-	    (sw->wqe.flags & SRDMA_WQE_SIGNALED)) {
-		cqe.wr_id = sw->wqe.wr_id;
-		cqe.status = status;
-		cqe.opcode = srdma_wr_to_wc(sw->wqe.opcode);
-		cqe.qp_num = qp->ibqp.qp_num;
-		cqe.byte_len = sw->length;
-		srdma_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
-	}
 	if (sw->started && (sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ ||
 			    sw->wqe.opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 			    sw->wqe.opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD) &&
 	    qp->req.rd_atomic)
 		qp->req.rd_atomic--;
 	r->own++;
-	/* The slot is no longer read: hand it back (release). */
+	/*
+	 * Hand the slot back before the completion is visible: a process
+	 * that sees the CQE may post into the slot at once (release: the
+	 * slot is no longer read; the CQE is built from the kernel's copy).
+	 */
 	smp_store_release(&r->ctrl->cons, r->own);
+	if (signaled)
+		srdma_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
 }
 
 static bool srdma_swqe_read_atomic(const struct srdma_swqe *sw)

@@ -79,6 +79,133 @@ err_dec:
 	return err;
 }
 
+/* Context: cq->lock held. */
+static void srdma_cq_set_error(struct srdma_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	cq->error = true;
+	WRITE_ONCE(cq->ring.ctrl->kstate,
+		   READ_ONCE(cq->ring.ctrl->kstate) | SRDMA_RING_KSTATE_ERROR);
+}
+
+/* Tell the consumer that the CQ entered the error state. Context: no lock. */
+static void srdma_cq_raise_error(struct srdma_cq *cq)
+{
+	struct ib_event ev;
+
+	if (!cq->ibcq.event_handler)
+		return;
+	ev.device = cq->ibcq.device;
+	ev.element.cq = &cq->ibcq;
+	ev.event = IB_EVENT_CQ_ERR;
+	cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
+/*
+ * Move the CQEs not yet consumed from the CQ's ring into @to, at the same
+ * free-running indices, with the consumer index and a process's notify
+ * request. The consumer index may have been written by a process: a
+ * corrupt one puts the CQ in the error state (*@corrupt).
+ *
+ * Context: cq->lock held.
+ * Return: 0; -EIO when the CQ is in the error state; -EINVAL when @to
+ * cannot hold the CQEs outstanding.
+ */
+static int srdma_cq_move(struct srdma_cq *cq, struct srdma_ring *to,
+			 bool *corrupt)
+{
+	struct srdma_ring *from = &cq->ring;
+	u32 cons, i;
+
+	lockdep_assert_held(&cq->lock);
+	if (cq->error)
+		return -EIO;
+	cons = smp_load_acquire(&from->ctrl->cons);	/* entries read below */
+	if (!srdma_ring_index_ok(from->own, cons, from->num, true)) {
+		srdma_cq_set_error(cq);
+		*corrupt = true;
+		return -EIO;
+	}
+	if (srdma_ring_count(from->own, cons) > to->num)
+		return -EINVAL;
+	for (i = cons; i != from->own; i++)
+		memcpy(to->buf + srdma_ring_slot(i, to->num) * to->stride,
+		       from->buf + srdma_ring_slot(i, from->num) * from->stride,
+		       sizeof(struct srdma_cqe));
+	to->own = from->own;
+	to->ctrl->cons = cons;
+	to->ctrl->notify = READ_ONCE(from->ctrl->notify);
+	smp_store_release(&to->ctrl->prod, to->own);	/* CQEs before prod */
+	return 0;
+}
+
+/**
+ * srdma_resize_cq() - Give a CQ a ring of another size
+ * @ibcq: the core's CQ
+ * @cqe: requested depth
+ * @udata: the process's udata, whose response (struct srdma_create_cq_resp)
+ *	describes the new ring; NULL for an in-kernel CQ
+ *
+ * The CQEs not yet consumed move to a new ring at the same free-running
+ * indices, so neither index changes: the process keeps its consumer index
+ * and maps the new ring in place of the old one. The notify word moves
+ * along, so an armed CQ stays armed. The old ring's mmap offset is
+ * removed; pages the process still maps stay valid until it unmaps them,
+ * and the kernel no longer writes them.
+ *
+ * The copy runs under cq->lock with interrupts off: at most
+ * SRDMA_MAX_CQE entries of 64 bytes, once per resize.
+ *
+ * Context: process context; may sleep. The core holds the CQ for read:
+ * no destroy runs concurrently.
+ * Return: 0; -EINVAL for a depth out of range, or smaller than the number
+ * of CQEs outstanding; -EIO when the CQ is in the error state (including
+ * a corrupt consumer index found now); -ENOMEM; -EFAULT.
+ */
+int srdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct srdma_dev *sdev = to_sdev(ibcq->device);
+	struct srdma_cq *cq = to_scq(ibcq);
+	struct srdma_create_cq_resp resp = {};
+	struct srdma_ring ring = {};
+	unsigned long flags;
+	bool corrupt = false;
+	u32 num;
+	int err;
+
+	if (cqe < 1 || cqe > sdev->attr.max_cqe)
+		return -EINVAL;
+	num = srdma_ring_entries(cqe);
+	if (!num)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	err = srdma_ring_init(&ring, udata, num, sizeof(struct srdma_cqe));
+	if (err)
+		return err;
+	/* Answer first: once the CQ has swapped rings there is no way back. */
+	if (udata) {
+		srdma_ring_info(&ring, &resp.ring);
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_destroy;
+	}
+
+	spin_lock_irqsave(&cq->lock, flags);
+	err = srdma_cq_move(cq, &ring, &corrupt);
+	if (!err) {
+		swap(cq->ring, ring);
+		ibcq->cqe = num;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (corrupt)
+		srdma_cq_raise_error(cq);
+	/* The old ring on success, the new one otherwise. */
+err_destroy:
+	srdma_ring_destroy(&ring);
+	return err;
+}
+
 /**
  * srdma_destroy_cq() - Destroy a completion queue
  * @ibcq: the core's CQ; no QP uses it any more
@@ -95,15 +222,6 @@ int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	srdma_ring_destroy(&cq->ring);
 	atomic_dec(&to_sdev(ibcq->device)->cq_cnt);
 	return 0;
-}
-
-/* Context: cq->lock held. */
-static void srdma_cq_set_error(struct srdma_cq *cq)
-{
-	lockdep_assert_held(&cq->lock);
-	cq->error = true;
-	WRITE_ONCE(cq->ring.ctrl->kstate,
-		   READ_ONCE(cq->ring.ctrl->kstate) | SRDMA_RING_KSTATE_ERROR);
 }
 
 /* Returns true when this CQE satisfies the armed request (and disarms). */
@@ -137,7 +255,6 @@ bool srdma_cq_post(struct srdma_cq *cq, const struct srdma_cqe *cqe,
 		   bool solicited)
 {
 	struct srdma_ring *ring = &cq->ring;
-	struct ib_event ev;
 	unsigned long flags;
 	bool notify = false, overflow = false, queued = false;
 	u32 cons;
@@ -170,12 +287,8 @@ out_unlock:
 
 	if (notify)
 		irq_work_queue(&cq->notify_work);
-	if (overflow && cq->ibcq.event_handler) {
-		ev.device = cq->ibcq.device;
-		ev.element.cq = &cq->ibcq;
-		ev.event = IB_EVENT_CQ_ERR;
-		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
-	}
+	if (overflow)
+		srdma_cq_raise_error(cq);
 	return queued;
 }
 

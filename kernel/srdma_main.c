@@ -119,6 +119,7 @@ const struct ib_device_ops srdma_dev_ops = {
 	.query_qp = srdma_query_qp,
 	.reg_user_mr = srdma_reg_user_mr,
 	.req_notify_cq = srdma_req_notify_cq,
+	.resize_cq = srdma_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, srdma_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, srdma_pd, ibpd),

@@ -105,11 +105,11 @@ static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 		cqe.wc_flags |= SRDMA_CQE_WITH_INV;
 		cqe.ex.invalidated_rkey = pkt->ieth_rkey;
 	}
-	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt && pkt->se);
 	qp->resp.rwqe_valid = false;
 	r->own++;
-	/* The slot is no longer read: hand it back (release). */
+	/* The slot back first: the process may post as soon as it polls. */
 	smp_store_release(&r->ctrl->cons, r->own);
+	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt && pkt->se);
 }
 
 static bool srdma_resp_rkey_ok(struct srdma_qp *qp, u32 rkey, u64 va, u32 len,

@@ -11,7 +11,6 @@
  * in the ring, read in place, until next_poll or end_poll hands its slot
  * back to the kernel.
  */
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -151,16 +150,13 @@ static uint32_t srdma_wc_read_byte_len(struct ibv_cq_ex *ibcq)
 }
 
 /*
- * The immediate data, or for IBV_WC_WITH_INV the invalidated rkey in
- * network order (ibv_wc_read_invalidated_rkey() converts it back).
+ * The immediate data (network order) or, for IBV_WC_WITH_INV, the
+ * invalidated rkey in host order: ibv_wc_read_invalidated_rkey() returns
+ * these bits unconverted, as struct ibv_wc's union shares them.
  */
 static __be32 srdma_wc_read_imm_data(struct ibv_cq_ex *ibcq)
 {
-	const struct srdma_cqe *cqe = srdma_cur(ibcq);
-
-	if (cqe->wc_flags & SRDMA_CQE_WITH_INV)
-		return htobe32(cqe->ex.invalidated_rkey);
-	return cqe->ex.imm_data;
+	return srdma_cur(ibcq)->ex.imm_data;
 }
 
 static uint32_t srdma_wc_read_qp_num(struct ibv_cq_ex *ibcq)

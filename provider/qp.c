@@ -8,6 +8,10 @@
  * barrier pairing). Receives never need a system call: the kernel takes
  * them from the ring when a message arrives. A queue the kernel has put in
  * the error state is flushed by a zero-WR post command.
+ *
+ * The send WQE builder (srdma_wqe_init(), srdma_wqe_set_sge(),
+ * srdma_wqe_add_inline()) and the publication (srdma_sq_publish()) serve
+ * ibv_post_send() here and the ibv_wr_* API in wr.c alike.
  */
 #include <errno.h>
 #include <string.h>

@@ -31,7 +31,9 @@ static void srdma_free_context(struct ibv_context *ibctx)
 static const struct verbs_context_ops srdma_ctx_ops = {
 	.alloc_pd = srdma_alloc_pd,
 	.create_cq = srdma_create_cq,
+	.create_cq_ex = srdma_create_cq_ex,
 	.create_qp = srdma_create_qp,
+	.create_qp_ex = srdma_create_qp_ex,
 	.dealloc_pd = srdma_dealloc_pd,
 	.dereg_mr = srdma_dereg_mr,
 	.destroy_cq = srdma_destroy_cq,
@@ -46,6 +48,7 @@ static const struct verbs_context_ops srdma_ctx_ops = {
 	.query_qp = srdma_query_qp,
 	.reg_mr = srdma_reg_mr,
 	.req_notify_cq = srdma_req_notify_cq,
+	.resize_cq = srdma_resize_cq,
 };
 
 static struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,

@@ -115,6 +115,19 @@ static inline struct srdma_qp *to_sqp_ex(struct ibv_qp_ex *ibqp)
 	return container_of(ibqp, struct srdma_qp, vqp.qp_ex);
 }
 
+/* CQ lock, unless the application promised a single thread. */
+static inline void srdma_cq_lock(struct srdma_cq *cq)
+{
+	if (!cq->no_lock)
+		pthread_spin_lock(&cq->lock);
+}
+
+static inline void srdma_cq_unlock(struct srdma_cq *cq)
+{
+	if (!cq->no_lock)
+		pthread_spin_unlock(&cq->lock);
+}
+
 /* verbs.c: control path */
 int srdma_query_device_ex(struct ibv_context *ctx,
 			  const struct ibv_query_device_ex_input *input,
@@ -129,28 +142,46 @@ int srdma_dereg_mr(struct verbs_mr *vmr);
 struct ibv_cq *srdma_create_cq(struct ibv_context *ctx, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector);
+struct ibv_cq_ex *srdma_create_cq_ex(struct ibv_context *ctx,
+				     struct ibv_cq_init_attr_ex *attr);
+int srdma_resize_cq(struct ibv_cq *cq, int cqe);
 int srdma_destroy_cq(struct ibv_cq *cq);
 struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
 			       struct ibv_qp_init_attr *attr);
+struct ibv_qp *srdma_create_qp_ex(struct ibv_context *ctx,
+				  struct ibv_qp_init_attr_ex *attr);
 int srdma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		    int attr_mask);
 int srdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct ibv_qp_init_attr *init_attr);
 int srdma_destroy_qp(struct ibv_qp *qp);
 
-/* qp.c: posting fast path */
-int srdma_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad_wr);
-int srdma_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad_wr);
-
-/* cq.c: completion fast path */
-int srdma_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
-int srdma_req_notify_cq(struct ibv_cq *cq, int solicited_only);
-
 /* Map and unmap a ring described by a create response. */
 int srdma_map_ring(struct ibv_context *ctx, struct srdma_map *map,
 		   const struct srdma_ring_info *info);
 void srdma_unmap_ring(struct srdma_map *map);
+
+/* qp.c: posting fast path, and the WQE builder both posting APIs share */
+int srdma_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+int srdma_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
+int srdma_wqe_init(struct srdma_qp *qp, struct srdma_send_wqe *w,
+		   const struct ibv_send_wr *wr);
+int srdma_wqe_set_sge(struct srdma_qp *qp, struct srdma_send_wqe *w,
+		      const struct ibv_sge *sg, size_t num);
+int srdma_wqe_add_inline(struct srdma_qp *qp, struct srdma_send_wqe *w,
+			 const void *addr, size_t len);
+bool srdma_sq_publish(struct srdma_wq *sq, uint32_t n);
+int srdma_doorbell(struct ibv_qp *qp, bool send);
+
+/* wr.c: the ibv_wr_* posting API */
+int srdma_wr_check(enum ibv_qp_type type, uint64_t send_ops_flags);
+void srdma_qp_init_wr(struct srdma_qp *qp);
+
+/* cq.c: completion fast path */
+int srdma_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int srdma_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+void srdma_cq_init_ex(struct srdma_cq *cq);
 
 #endif /* SRDMA_PROVIDER_H */

@@ -12,8 +12,17 @@
 
 DECLARE_DRV_CMD(srdma_create_cq_cmd, IB_USER_VERBS_CMD_CREATE_CQ,
 		empty, srdma_create_cq_resp);
+DECLARE_DRV_CMD(srdma_create_cq_ex_cmd, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		empty, srdma_create_cq_resp);
+DECLARE_DRV_CMD(srdma_resize_cq_cmd, IB_USER_VERBS_CMD_RESIZE_CQ,
+		empty, srdma_create_cq_resp);
 DECLARE_DRV_CMD(srdma_create_qp_cmd, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, srdma_create_qp_resp);
+
+/* The fields a CQE holds (struct srdma_cqe), as ibv_create_cq_ex() asks. */
+#define SRDMA_CQ_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+/* Creation flags honoured by the provider alone. */
+#define SRDMA_CQ_CREATE_FLAGS	IBV_CREATE_CQ_ATTR_SINGLE_THREADED
 
 int srdma_map_ring(struct ibv_context *ctx, struct srdma_map *map,
 		   const struct srdma_ring_info *info)
@@ -120,38 +129,171 @@ int srdma_dereg_mr(struct verbs_mr *vmr)
 	return ret;
 }
 
-struct ibv_cq *srdma_create_cq(struct ibv_context *ctx, int cqe,
-			       struct ibv_comp_channel *channel,
-			       int comp_vector)
+/*
+ * IBV_CQ_INIT_ATTR_MASK_PD (parent domains), IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN
+ * (a full CQ is an error here, IBTA 11.4.2.1) and completion timestamps,
+ * VLANs, flow tags and tag matching are not implemented.
+ */
+static int srdma_cq_check(const struct ibv_cq_init_attr_ex *attr)
+{
+	if (attr->cqe <= 0)
+		return EINVAL;
+	if (!check_comp_mask(attr->comp_mask, IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	    attr->wc_flags & ~(uint64_t)SRDMA_CQ_WC_FLAGS)
+		return EOPNOTSUPP;
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
+	    attr->flags & ~SRDMA_CQ_CREATE_FLAGS)
+		return EOPNOTSUPP;
+	return 0;
+}
+
+/* Map the CQ ring a create or resize response describes. */
+static int srdma_cq_map(struct ibv_context *ctx, struct srdma_map *map,
+			const struct srdma_ring_info *info)
+{
+	if (!info->num_entries || info->stride < sizeof(struct srdma_cqe))
+		return EPROTO;
+	return srdma_map_ring(ctx, map, info) ? errno : 0;
+}
+
+/* The kernel's CREATE_CQ (@ex: its extended form); @ring gets the ring. */
+static int srdma_cq_cmd(struct ibv_context *ctx, struct srdma_cq *cq,
+			struct ibv_cq_init_attr_ex *attr, bool ex,
+			struct srdma_ring_info *ring)
 {
 	struct srdma_create_cq_cmd cmd = {};
 	struct srdma_create_cq_cmd_resp resp = {};
-	struct srdma_cq *cq;
+	struct srdma_create_cq_ex_cmd cmd_ex = {};
+	struct srdma_create_cq_ex_cmd_resp resp_ex = {};
+	int err;
 
+	if (ex) {
+		err = ibv_cmd_create_cq_ex(ctx, attr, &cq->vcq,
+					   &cmd_ex.ibv_cmd, sizeof(cmd_ex),
+					   &resp_ex.ibv_resp, sizeof(resp_ex),
+					   0);
+		*ring = resp_ex.ring;
+	} else {
+		err = ibv_cmd_create_cq(ctx, attr->cqe, attr->channel,
+					attr->comp_vector, &cq->vcq.cq,
+					&cmd.ibv_cmd, sizeof(cmd),
+					&resp.ibv_resp, sizeof(resp));
+		*ring = resp.ring;
+	}
+	return err;
+}
+
+/*
+ * The one way a CQ is created: ibv_create_cq() through the plain command,
+ * ibv_create_cq_ex() through the extended one. Every CQ can be polled both
+ * ways.
+ */
+static struct srdma_cq *srdma_cq_create(struct ibv_context *ctx,
+					struct ibv_cq_init_attr_ex *attr,
+					bool ex)
+{
+	struct srdma_ring_info ring;
+	struct srdma_cq *cq;
+	int err;
+
+	err = srdma_cq_check(attr);
+	if (err)
+		goto err_out;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
-	if (pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE))
+	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
 		goto err_free;
-	if (ibv_cmd_create_cq(ctx, cqe, channel, comp_vector, &cq->vcq.cq,
-			      &cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
-			      sizeof(resp)))
+	err = pthread_spin_init(&cq->arm_lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
 		goto err_lock;
-	if (resp.ring.stride < sizeof(struct srdma_cqe) ||
-	    srdma_map_ring(ctx, &cq->map, &resp.ring) || !cq->map.addr) {
-		if (!errno)
-			errno = EPROTO;
+	cq->no_lock = attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
+		      attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
+	err = srdma_cq_cmd(ctx, cq, attr, ex, &ring);
+	if (err)
+		goto err_arm_lock;
+	err = srdma_cq_map(ctx, &cq->map, &ring);
+	if (err)
 		goto err_destroy;
-	}
-	return &cq->vcq.cq;
+	srdma_cq_init_ex(cq);
+	return cq;
 
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_arm_lock:
+	pthread_spin_destroy(&cq->arm_lock);
 err_lock:
 	pthread_spin_destroy(&cq->lock);
 err_free:
 	free(cq);
+err_out:
+	if (err)
+		errno = err;
 	return NULL;
+}
+
+struct ibv_cq *srdma_create_cq(struct ibv_context *ctx, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = cqe,
+		.channel = channel,
+		.comp_vector = comp_vector,
+	};
+	struct srdma_cq *cq = srdma_cq_create(ctx, &attr, false);
+
+	return cq ? &cq->vcq.cq : NULL;
+}
+
+struct ibv_cq_ex *srdma_create_cq_ex(struct ibv_context *ctx,
+				     struct ibv_cq_init_attr_ex *attr)
+{
+	struct srdma_cq *cq = srdma_cq_create(ctx, attr, true);
+
+	return cq ? &cq->vcq.cq_ex : NULL;
+}
+
+/*
+ * The kernel allocates a new ring, moves the CQEs not yet consumed into it
+ * at the same free-running indices (so the consumer index carries over as
+ * it is), takes over the notify word, and removes the old ring's mapping
+ * offset. Both locks keep pollers and arming off the mapping meanwhile.
+ * Should the new ring fail to map, the CQ can complete nothing more: once
+ * the old mapping is drained, polling reports an error.
+ */
+int srdma_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct srdma_cq *cq = to_scq(ibcq);
+	struct srdma_resize_cq_cmd cmd = {};
+	struct srdma_resize_cq_cmd_resp resp = {};
+	struct srdma_map map;
+	int err;
+
+	if (cqe <= 0)
+		return EINVAL;
+	srdma_cq_lock(cq);
+	if (!cq->no_lock)
+		pthread_spin_lock(&cq->arm_lock);
+	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto out_unlock;
+	err = srdma_cq_map(ibcq->context, &map, &resp.ring);
+	if (err) {
+		cq->lost = true;
+		goto out_unlock;
+	}
+	map.ring.own = cq->map.ring.own;
+	srdma_unmap_ring(&cq->map);
+	cq->map = map;
+
+out_unlock:
+	if (!cq->no_lock)
+		pthread_spin_unlock(&cq->arm_lock);
+	srdma_cq_unlock(cq);
+	return err;
 }
 
 int srdma_destroy_cq(struct ibv_cq *ibcq)
@@ -162,6 +304,7 @@ int srdma_destroy_cq(struct ibv_cq *ibcq)
 	if (ret)
 		return ret;
 	srdma_unmap_ring(&cq->map);
+	pthread_spin_destroy(&cq->arm_lock);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 	return 0;
@@ -185,36 +328,89 @@ static void srdma_wq_teardown(struct srdma_wq *wq)
 	pthread_spin_destroy(&wq->lock);
 }
 
-struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
-			       struct ibv_qp_init_attr *attr)
+/*
+ * The one way a QP is created, for ibv_create_qp() and ibv_create_qp_ex()
+ * alike; IBV_QP_INIT_ATTR_SEND_OPS_FLAGS adds the ibv_wr_* API (wr.c).
+ * The granted capacities go back to attr->cap.
+ */
+static struct srdma_qp *srdma_qp_create(struct ibv_context *ctx,
+					struct ibv_qp_init_attr_ex *attr)
 {
 	struct srdma_create_qp_cmd cmd = {};
 	struct srdma_create_qp_cmd_resp resp = {};
 	struct srdma_qp *qp;
+	int err = 0;
+
+	if (!check_comp_mask(attr->comp_mask, IBV_QP_INIT_ATTR_PD |
+					      IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		err = EOPNOTSUPP;
+	else if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		err = srdma_wr_check(attr->qp_type, attr->send_ops_flags);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
 
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	if (ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv_cmd, sizeof(cmd),
-			      &resp.ibv_resp, sizeof(resp)))
+	err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err) {
+		errno = err;
 		goto err_free;
-	if (srdma_wq_setup(pd->context, &qp->sq, &resp.sq))
+	}
+	if (srdma_wq_setup(ctx, &qp->sq, &resp.sq))
 		goto err_destroy;
-	if (srdma_wq_setup(pd->context, &qp->rq, &resp.rq))
+	if (srdma_wq_setup(ctx, &qp->rq, &resp.rq))
 		goto err_teardown_sq;
 	qp->max_inline = resp.max_inline_data;
 	qp->sq.max_sge = attr->cap.max_send_sge;
 	qp->rq.max_sge = attr->cap.max_recv_sge;
 	attr->cap.max_inline_data = resp.max_inline_data;
-	return &qp->vqp.qp;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		srdma_qp_init_wr(qp);
+	return qp;
 
 err_teardown_sq:
 	srdma_wq_teardown(&qp->sq);
 err_destroy:
+	err = errno;
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
+	errno = err;
 err_free:
 	free(qp);
 	return NULL;
+}
+
+struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct srdma_qp *qp = srdma_qp_create(pd->context, &ex);
+
+	if (!qp)
+		return NULL;
+	attr->cap = ex.cap;
+	return &qp->vqp.qp;
+}
+
+struct ibv_qp *srdma_create_qp_ex(struct ibv_context *ctx,
+				  struct ibv_qp_init_attr_ex *attr)
+{
+	struct srdma_qp *qp = srdma_qp_create(ctx, attr);
+
+	return qp ? &qp->vqp.qp : NULL;
 }
 
 static void srdma_wq_reset(struct srdma_wq *wq)

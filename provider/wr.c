@@ -29,12 +29,14 @@
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |				\
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
+/* Keep the first error of the batch; the WQE being built is dropped. */
 static void srdma_wr_fail(struct srdma_wr_batch *b, int err)
 {
-	if (err && !b->err)
+	if (!err)
+		return;
+	if (!b->err)
 		b->err = err;
-	if (err)
-		b->cur = NULL;
+	b->cur = NULL;
 }
 
 /*
@@ -252,20 +254,31 @@ static void srdma_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
 }
 
 /**
- * srdma_qp_init_wr() - Give an extended QP the ibv_wr_* API
- * @qp: a QP just created
+ * srdma_wr_check() - Can a QP take the ibv_wr_* API?
+ * @type: the QP's type
  * @send_ops_flags: the IBV_QP_EX_WITH_* operations the caller will post
  *
- * Return: 0, or EOPNOTSUPP when the QP's type or an operation is not
- * supported (the QP must then not be created).
+ * Return: 0, or EOPNOTSUPP for a QP type or an operation not implemented:
+ * the QP must then not be created (ibv_wr_post(3)).
  */
-int srdma_qp_init_wr(struct srdma_qp *qp, uint64_t send_ops_flags)
+int srdma_wr_check(enum ibv_qp_type type, uint64_t send_ops_flags)
 {
-	struct ibv_qp_ex *q = &qp->vqp.qp_ex;
-
-	if (qp->vqp.qp.qp_type != IBV_QPT_RC ||
+	if (type != IBV_QPT_RC ||
 	    send_ops_flags & ~(uint64_t)SRDMA_WR_SEND_OPS)
 		return EOPNOTSUPP;
+	return 0;
+}
+
+/**
+ * srdma_qp_init_wr() - Give a QP the ibv_wr_* API
+ * @qp: a QP just created, that srdma_wr_check() accepted
+ *
+ * Makes ibv_qp_to_qp_ex() return the QP's struct ibv_qp_ex. Every builder
+ * of SRDMA_WR_SEND_OPS is set, whatever subset was asked for.
+ */
+void srdma_qp_init_wr(struct srdma_qp *qp)
+{
+	struct ibv_qp_ex *q = &qp->vqp.qp_ex;
 
 	q->wr_atomic_cmp_swp = srdma_wr_atomic_cmp_swp;
 	q->wr_atomic_fetch_add = srdma_wr_atomic_fetch_add;
@@ -282,6 +295,6 @@ int srdma_qp_init_wr(struct srdma_qp *qp, uint64_t send_ops_flags)
 	q->wr_start = srdma_wr_start;
 	q->wr_complete = srdma_wr_complete;
 	q->wr_abort = srdma_wr_abort;
+	/* After the create command, which clears the mask. */
 	qp->vqp.comp_mask |= VERBS_QP_EX;
-	return 0;
 }

@@ -232,7 +232,15 @@ struct srdma_ring_info {
 	__u32 stride;			/* bytes per entry, a power of two */
 };
 
-/* Response of CREATE_CQ and RESIZE_CQ. */
+/*
+ * Response of CREATE_CQ (plain or extended) and RESIZE_CQ. RESIZE_CQ
+ * replaces the CQ's ring: the new one holds the CQEs not yet consumed at
+ * the same free-running indices, with prod, cons and notify carried over,
+ * so the process keeps its consumer index and maps the new ring in place
+ * of the old one. The old ring's mmap offset is gone and the kernel writes
+ * the old ring no more. The kernel refuses (EINVAL) a size smaller than the
+ * number of CQEs outstanding.
+ */
 struct srdma_create_cq_resp {
 	__u32 comp_mask;
 	__u32 reserved;
