@@ -42,6 +42,14 @@ fi
 
 tests/guest/device.sh >"$out/device.tap" 2>&1 || rc=1
 cat "$out/device.tap"
+tests/guest/verbs_ex.sh >"$out/verbs_ex.tap" 2>&1 || rc=1
+cat "$out/verbs_ex.tap"
+# Per-namespace sockets, coexistence with rdma_rxe, garbage datagrams
+# (stock kernels; the test kernel runs the transport suites).
+if [ "${SRDMA_KUNIT:-0}" != 1 ]; then
+	tests/guest/net.sh >"$out/net.tap" 2>&1 || rc=1
+	cat "$out/net.tap"
+fi
 runs=(
 	"srdma_rc_test softrdma softrdma"
 	"--ipv6 srdma_rc_test softrdma softrdma"
