@@ -44,9 +44,10 @@ tests/guest/device.sh >"$out/device.tap" 2>&1 || rc=1
 cat "$out/device.tap"
 tests/guest/verbs_ex.sh >"$out/verbs_ex.tap" 2>&1 || rc=1
 cat "$out/verbs_ex.tap"
-# Per-namespace sockets, coexistence with rdma_rxe, garbage datagrams
-# (stock kernels; the test kernel runs the transport suites).
-if [ "${SRDMA_KUNIT:-0}" != 1 ]; then
+# Per-namespace sockets, coexistence with rdma_rxe, garbage datagrams.
+# About 7 minutes under TCG: on the 6.1 kernel only (it passes on 6.12 too:
+# run tests/guest/net.sh there by hand).
+if [ "${SRDMA_KVER#6.1.}" != "$SRDMA_KVER" ] && [ "${SRDMA_KUNIT:-0}" != 1 ]; then
 	tests/guest/net.sh >"$out/net.tap" 2>&1 || rc=1
 	cat "$out/net.tap"
 fi
