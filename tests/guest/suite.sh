@@ -21,6 +21,7 @@ rc=0
 # large messages there (the stock kernels move 64 MiB).
 if [ "${SRDMA_KUNIT:-0}" = 1 ]; then
 	export SRDMA_LARGE_BYTES=${SRDMA_LARGE_BYTES:-8388608}
+	export SRDMA_QP_TIMEOUT=${SRDMA_QP_TIMEOUT:-18}
 fi
 
 if [ "${SRDMA_KUNIT:-0}" = 1 ]; then

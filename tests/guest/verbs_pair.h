@@ -123,8 +123,14 @@ inline bool MakeEnd(Dev* dev, End* e, size_t bytes, uint32_t depth = 64) {
   return e->mr != nullptr;
 }
 
+// Local ACK timeout exponent: 14 (4.096 us * 2^14 = 67 ms) unless
+// SRDMA_QP_TIMEOUT says otherwise (a KASAN kernel under TCG is slow).
+inline uint8_t DefaultTimeout() {
+  return static_cast<uint8_t>(std::strtoul(Env("SRDMA_QP_TIMEOUT", "14").c_str(), nullptr, 0));
+}
+
 struct ConnOpts {
-  uint8_t timeout = 14;  // 4.096 us * 2^14 = 67 ms
+  uint8_t timeout = DefaultTimeout();
   uint8_t retry_cnt = 7;
   uint8_t rnr_retry = 7;
   uint8_t min_rnr_timer = 1;  // 0.01 ms
