@@ -38,7 +38,8 @@ mark=$(dmesg_mark)
 mkdir -p "$PT_LOG"
 
 check "provider installed" cmake --install "$build"
-grep -q '^softrdma ' /proc/modules || check "module loads" load_module "$module"
+grep -q '^softrdma ' /proc/modules ||
+	check "module loads" load_module "$module"
 if grep -q '^rdma_rxe ' /proc/modules; then
 	check "rdma_rxe unloaded (it holds UDP port 4791 of the init netns)" \
 		modprobe -r rdma_rxe
@@ -94,7 +95,8 @@ rdma statistic show link srdma_s/1 >"$PT_LOG/stats-srdma_s.txt" 2>&1
 # Not on the test kernel: KASAN reports rdma_rxe's own bugs (suite.sh).
 check "rdma link delete srdma_c" rdma link delete srdma_c
 if [ "${SRDMA_KUNIT:-0}" = 1 ]; then
-	skip "interop_write_bw: rxe_c -> srdma_s" "rdma_rxe is no peer on the test kernel"
+	skip "interop_write_bw: rxe_c -> srdma_s" \
+		"rdma_rxe is no peer on the test kernel"
 else
 	failed=$tap_failed
 	check "rdma_rxe loads" modprobe rdma_rxe
@@ -106,7 +108,8 @@ else
 		check "rdma link delete rxe_c" rdma link delete rxe_c
 	fi
 fi
-grep -q '^rdma_rxe ' /proc/modules && check "rdma_rxe unloads" modprobe -r rdma_rxe
+grep -q '^rdma_rxe ' /proc/modules &&
+	check "rdma_rxe unloads" modprobe -r rdma_rxe
 rdma statistic show link srdma_s/1 >"$PT_LOG/stats-srdma_s-end.txt" 2>&1
 
 check "rdma link delete srdma_s" ip netns exec peer rdma link delete srdma_s

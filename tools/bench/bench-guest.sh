@@ -30,10 +30,11 @@
 # every column, then rep 2... A drift in the host's load then touches all
 # columns alike. Figures are medians over the reps.
 #
-# Environment: BENCH_REPS (default 3), BENCH_ONE_DEVICE=1 (the third
-# column), BENCH_PROFILE=1 (perf record -a of a message-rate run per
-# column), SRDMA_KVER, SRDMA_BUILD, SRDMA_MODULE,
-# SRDMA_OUT (results: bench.txt, bench.tsv, bench-raw.tsv, logs/).
+# Environment: BENCH_REPS (default 3; 0 skips the matrix), BENCH_ONE_DEVICE=1
+# (the third column), BENCH_PROFILE=1 (perf record -a of a 64 B and a
+# 64 KiB ib_write_bw per column), SRDMA_KVER, SRDMA_BUILD, SRDMA_MODULE,
+# SRDMA_OUT (results: bench.txt, bench.tsv, bench-raw.tsv, syscalls.tsv,
+# stats-DEV.txt, profile-*.txt, logs/). Progress goes to stderr.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/guest/lib.sh
@@ -213,16 +214,25 @@ done
 unset PT_CLI_WRAP
 
 # --- Profiles (BENCH_PROFILE=1) ---------------------------------------------
+# A flat system-wide profile of the 64 B message-rate run and of the 64 KiB
+# write bandwidth run per column. The data goes to the guest's tmpfs (perf
+# cannot mmap a file on the 9p share); only the report is kept.
 if [ "${BENCH_PROFILE:-0}" = 1 ]; then
 	for c in "${cols[@]}"; do
-		say "profile $c"
-		PT_CLI_WRAP="perf record -a -g -o $out/perf-$c.data" \
-			run_col "profile-$c" "$c" ib_write_bw -s 64 -n 20000 \
-			>"$PT_LOG/profile-$c.err" 2>&1
-		perf report -i "$out/perf-$c.data" --stdio --no-children \
-			--sort dso,sym -g none 2>/dev/null | grep -v '^#' | grep -v '^$' |
-			head -n 60 >"$out/profile-$c.txt"
-		rm -f "$out/perf-$c.data"
+		for p in "mr|-s 64 -n 20000" "bw64k|-s 65536 -n 600"; do
+			IFS='|' read -r pid pargs <<<"$p"
+			say "profile $c $pid"
+			# perf record takes tens of seconds to start under TCG.
+			# shellcheck disable=SC2086
+			PT_TIMEOUT=180 \
+			PT_CLI_WRAP="perf record -a -q --proc-map-timeout 10000 -o /tmp/perf.data" \
+				run_col "profile-$c-$pid" "$c" ib_write_bw $pargs \
+				>"$PT_LOG/profile-$c-$pid.err" 2>&1
+			perf report -i /tmp/perf.data --stdio --no-children \
+				--sort dso,sym 2>/dev/null | grep -v '^#' | grep -v '^$' |
+				head -n 60 >"$out/profile-$c-$pid.txt"
+			rm -f /tmp/perf.data
+		done
 	done
 fi
 
