@@ -57,13 +57,19 @@ ip -n peer -6 addr add fd80::2/64 dev veth1 nodad
 ip -n peer link set veth1 up
 ip -n peer link set lo up
 # Resolve the neighbours now: the core resolves a QP's destination MAC at
-# the move to RTR and gives up after a few seconds, which a loaded TCG
-# guest can take for IPv6 neighbour discovery.
-for i in 1 2 3; do
-	ping -c 1 -W 5 10.80.0.2 >/dev/null 2>&1 &&
-		ping -6 -c 1 -W 5 fd80::2 >/dev/null 2>&1 &&
-		ip netns exec peer ping -6 -c 1 -W 5 fd80::1 >/dev/null 2>&1 && break
-done
+# the move to RTR and gives up after one second (ETIMEDOUT), which a loaded
+# TCG guest can take for IPv6 neighbour discovery.
+resolve_neighbours() {
+	local i
+	for i in 1 2 3; do
+		ping -c 1 -W 5 10.80.0.2 &&
+			ping -6 -c 1 -W 5 fd80::2 &&
+			ip netns exec peer ping -c 1 -W 5 10.80.0.1 &&
+			ip netns exec peer ping -6 -c 1 -W 5 fd80::1 && return 0
+	done
+	return 1
+}
+check "neighbours resolve (ping, both directions, IPv4 and IPv6)" resolve_neighbours
 
 add_dev() {	# KIND NAME NETDEV [netns]
 	if [ -n "${4:-}" ]; then

@@ -100,7 +100,7 @@ std::vector<size_t> Sizes(int pmtu) {
 }
 
 TEST_F(RcTest, SendSizes) {
-  Pair(2 << 20);
+  ASSERT_NO_FATAL_FAILURE(Pair(2 << 20));
   int pmtu = PmtuBytes(mtu_);
   uint32_t seed = 1;
   for (size_t len : Sizes(pmtu)) {
@@ -128,7 +128,7 @@ TEST_F(RcTest, SendSizes) {
 }
 
 TEST_F(RcTest, SendWithImmediate) {
-  Pair(8192);
+  ASSERT_NO_FATAL_FAILURE(Pair(8192));
   Fill(a_.buf, 0, 3000, 7);
   ASSERT_EQ(PostRecv(b_, 0, 4096, 1), 0);
   ASSERT_EQ(PostSend(a_, IBV_WR_SEND_WITH_IMM, 0, 3000, 2, 0, 0,
@@ -145,7 +145,7 @@ TEST_F(RcTest, SendWithImmediate) {
 }
 
 TEST_F(RcTest, InlineSend) {
-  Pair(4096);
+  ASSERT_NO_FATAL_FAILURE(Pair(4096));
   Fill(a_.buf, 0, 48, 9);
   ASSERT_EQ(PostRecv(b_, 0, 64, 1), 0);
   ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 48, 2, 0, 0,
@@ -162,7 +162,7 @@ TEST_F(RcTest, InlineSend) {
 }
 
 TEST_F(RcTest, WriteSizes) {
-  Pair(2 << 20);
+  ASSERT_NO_FATAL_FAILURE(Pair(2 << 20));
   int pmtu = PmtuBytes(mtu_);
   uint32_t seed = 100;
   for (size_t len : Sizes(pmtu)) {
@@ -182,7 +182,7 @@ TEST_F(RcTest, WriteSizes) {
 }
 
 TEST_F(RcTest, WriteWithImmediate) {
-  Pair(65536);
+  ASSERT_NO_FATAL_FAILURE(Pair(65536));
   Fill(a_.buf, 0, 10000, 11);
   ASSERT_EQ(PostRecv(b_, 0, 0, 5), 0);
   ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 10000, 6,
@@ -200,7 +200,7 @@ TEST_F(RcTest, WriteWithImmediate) {
 }
 
 TEST_F(RcTest, ReadSizes) {
-  Pair(2 << 20);
+  ASSERT_NO_FATAL_FAILURE(Pair(2 << 20));
   int pmtu = PmtuBytes(mtu_);
   uint32_t seed = 200;
   for (size_t len : Sizes(pmtu)) {
@@ -220,7 +220,7 @@ TEST_F(RcTest, ReadSizes) {
 }
 
 TEST_F(RcTest, Atomics) {
-  Pair(4096);
+  ASSERT_NO_FATAL_FAILURE(Pair(4096));
   uint64_t* target = reinterpret_cast<uint64_t*>(b_.buf.data() + 64);
   uint64_t* result = reinterpret_cast<uint64_t*>(a_.buf.data());
   *target = 100;
@@ -269,7 +269,7 @@ TEST_F(RcTest, Atomics) {
 TEST_F(RcTest, ManyMessagesInFlight) {
   constexpr int kMsgs = 500;
   constexpr size_t kLen = 3000;
-  Pair(kMsgs * kLen, {}, 512);
+  ASSERT_NO_FATAL_FAILURE(Pair(kMsgs * kLen, {}, 512));
   Fill(a_.buf, 0, kMsgs * kLen, 33);
   int posted_r = 0, posted_s = 0, done_s = 0, done_r = 0;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
@@ -305,7 +305,7 @@ TEST_F(RcTest, ManyMessagesInFlight) {
 }
 
 TEST_F(RcTest, WrongRkeyIsRemoteAccessError) {
-  Pair(4096);
+  ASSERT_NO_FATAL_FAILURE(Pair(4096));
   ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 100, 1, (uintptr_t)b_.buf.data(),
                      b_.mr->rkey ^ 0x100),
             0);
@@ -319,7 +319,7 @@ TEST_F(RcTest, WrongRkeyIsRemoteAccessError) {
 }
 
 TEST_F(RcTest, OutOfRangeWriteIsRemoteAccessError) {
-  Pair(4096);
+  ASSERT_NO_FATAL_FAILURE(Pair(4096));
   ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 200, 1,
                      (uintptr_t)b_.buf.data() + 4000, b_.mr->rkey),
             0);
@@ -331,7 +331,7 @@ TEST_F(RcTest, OutOfRangeWriteIsRemoteAccessError) {
 TEST_F(RcTest, RnrRetryExceeded) {
   ConnOpts o;
   o.rnr_retry = 0;
-  Pair(4096, o);
+  ASSERT_NO_FATAL_FAILURE(Pair(4096, o));
   ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 10, 1), 0);
   auto sw = Poll(a_.cq, 1);
   ASSERT_EQ(sw.size(), 1u);
@@ -341,7 +341,7 @@ TEST_F(RcTest, RnrRetryExceeded) {
 TEST_F(RcTest, RnrThenReceivePosted) {
   ConnOpts o;
   o.rnr_retry = 7;  // infinite
-  Pair(4096, o);
+  ASSERT_NO_FATAL_FAILURE(Pair(4096, o));
   Fill(a_.buf, 0, 100, 5);
   ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 100, 1), 0);
   usleep(200000);
@@ -358,7 +358,7 @@ TEST_F(RcTest, PeerGoneRetryExceeded) {
   ConnOpts o;
   o.timeout = 10;  // 4 ms
   o.retry_cnt = 2;
-  Pair(4096, o);
+  ASSERT_NO_FATAL_FAILURE(Pair(4096, o));
   ASSERT_EQ(ibv_destroy_qp(b_.qp), 0);
   b_.qp = nullptr;
   ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 100, 1, (uintptr_t)b_.buf.data(),
@@ -376,7 +376,7 @@ TEST_F(RcTest, ReceiveTooSmallIsError) {
   // invalid request. rdma_rxe answers with a remote operational error
   // and completes its receive with LOC_QP_OP_ERR instead.
   bool rxe = Env("SRDMA_KIND_B", "softrdma") == "rxe";
-  Pair(8192);
+  ASSERT_NO_FATAL_FAILURE(Pair(8192));
   ASSERT_EQ(PostRecv(b_, 0, 100, 1), 0);
   ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 2000, 2), 0);
   auto sw = Poll(a_.cq, 1);
@@ -393,7 +393,7 @@ TEST_F(RcTest, ErrorStateFlushesPostedReceives) {
   // the error state.
   if (Env("SRDMA_KIND_B", "softrdma") != "softrdma")
     GTEST_SKIP() << "device B is not softrdma";
-  Pair(4096);
+  ASSERT_NO_FATAL_FAILURE(Pair(4096));
   for (int i = 0; i < 5; i++) ASSERT_EQ(PostRecv(b_, 0, 64, 10 + i), 0);
   ibv_qp_attr attr = {};
   attr.qp_state = IBV_QPS_ERR;
@@ -446,7 +446,7 @@ TEST_F(RcTest, ManyQps) {
 TEST_F(RcTest, LargeMessages) {
   // 64 MiB by default: WRITE, READ and SEND of one message each.
   size_t len = std::strtoul(Env("SRDMA_LARGE_BYTES", "67108864").c_str(), nullptr, 0);
-  Pair(len);
+  ASSERT_NO_FATAL_FAILURE(Pair(len));
   Fill(a_.buf, 0, len, 77);
   ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, len, 1, (uintptr_t)b_.buf.data(),
                      b_.mr->rkey),
@@ -480,7 +480,7 @@ TEST_F(RcTest, LargeMessages) {
 }
 
 TEST_F(RcTest, MultipleSgesBothSides) {
-  Pair(65536);
+  ASSERT_NO_FATAL_FAILURE(Pair(65536));
   Fill(a_.buf, 0, 65536, 90);
   // Gather from three pieces, scatter into four.
   ibv_sge s[3] = {{(uintptr_t)a_.buf.data(), 1000, a_.mr->lkey},
@@ -513,7 +513,7 @@ TEST_F(RcTest, MultipleSgesBothSides) {
 }
 
 TEST_F(RcTest, UnsignaledWritesThenSignaledRead) {
-  Pair(65536);
+  ASSERT_NO_FATAL_FAILURE(Pair(65536));
   Fill(a_.buf, 0, 32768, 91);
   // Ten unsignaled WRITEs, then a signaled READ back: one completion, and
   // (IBTA ordering) the READ sees every WRITE.
@@ -533,7 +533,7 @@ TEST_F(RcTest, UnsignaledWritesThenSignaledRead) {
 }
 
 TEST_F(RcTest, SolicitedEventWakesChannel) {
-  Pair(4096);
+  ASSERT_NO_FATAL_FAILURE(Pair(4096));
   ibv_comp_channel* ch = ibv_create_comp_channel(b_dev_->ctx);
   ASSERT_NE(ch, nullptr);
   ibv_cq* cq = ibv_create_cq(b_dev_->ctx, 16, nullptr, ch, 0);
