@@ -36,6 +36,7 @@
 #define SRDMA_MAX_CQE		BIT(16)
 #define SRDMA_MAX_MR		BIT(18)
 #define SRDMA_MAX_PD		BIT(16)
+#define SRDMA_MAX_AH		BIT(16)
 #define SRDMA_MAX_MR_SIZE	BIT_ULL(40)
 #define SRDMA_MAX_MSG_SIZE	BIT(31)
 #define SRDMA_MAX_FR_PAGES	BIT(12)
@@ -72,6 +73,11 @@ struct srdma_counters {
  * @qpn_next: cursor of the cyclic QP number allocation
  * @mr_xa: key index to struct srdma_mr, same locking as @qp_xa
  * @mr_next: cursor of the cyclic key index allocation
+ * @ah_xa: AH handle to struct srdma_ah_entry; readers use RCU, writers
+ *	the xarray's lock with interrupts saved (AHs come and go in any
+ *	context)
+ * @ah_next: cursor of the cyclic AH handle allocation
+ * @ah_cnt: number of live AHs
  * @counters: per-CPU counters
  * @snet: the network namespace state the device is attached to (its
  *	UDP sockets), NULL when detached; guarded by srdma_net_lock
@@ -94,6 +100,9 @@ struct srdma_dev {
 	u32 qpn_next;
 	struct xarray mr_xa;
 	u32 mr_next;
+	struct xarray ah_xa;
+	u32 ah_next;
+	atomic_t ah_cnt;
 	struct srdma_counters __percpu *counters;
 	struct srdma_net *snet;
 	struct list_head net_node;
@@ -143,6 +152,30 @@ struct srdma_ucontext {
  */
 struct srdma_pd {
 	struct ib_pd ibpd;
+};
+
+/**
+ * struct srdma_ah_entry - what an AH handle names (srdma_ud.c)
+ * @av: the address vector, its UDP source port left to the sender
+ * @pd: the AH's PD: a QP may use only the AHs of its own PD
+ * @rcu: frees the entry after the lookups that may still see it
+ */
+struct srdma_ah_entry {
+	struct srdma_av av;
+	const struct ib_pd *pd;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct srdma_ah - address handle
+ * @ibah: the core's AH
+ * @handle: the name UD WQEs give it (in the ABI's wr.ud.ah)
+ * @ent: the entry @handle maps to
+ */
+struct srdma_ah {
+	struct ib_ah ibah;
+	u32 handle;
+	struct srdma_ah_entry *ent;
 };
 
 /**
@@ -285,6 +318,17 @@ static inline struct srdma_pd *to_spd(struct ib_pd *ibpd)
 	return container_of(ibpd, struct srdma_pd, ibpd);
 }
 
+/* A datagram QP: UD, or QP1 (GSI), which is UD on the wire. */
+static inline bool srdma_qp_is_ud(const struct srdma_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+static inline struct srdma_ah *to_sah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct srdma_ah, ibah);
+}
+
 static inline struct srdma_mr *to_smr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct srdma_mr, ibmr);
@@ -411,6 +455,7 @@ void srdma_qp_tasklet(struct tasklet_struct *t);
 
 /* srdma_req.c */
 struct srdma_swqe *srdma_swqe_at(struct srdma_qp *qp, u32 idx);
+int srdma_req_fetch(struct srdma_qp *qp);
 bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
 bool srdma_req_idle(struct srdma_qp *qp);
 void srdma_req_congestion(struct srdma_qp *qp, bool timeout);
@@ -429,6 +474,17 @@ void srdma_comp_rnr_timeout(struct timer_list *t);
 void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		    const struct sk_buff *skb);
 bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
+int srdma_resp_take_rwqe(struct srdma_qp *qp);
+
+/* srdma_ud.c */
+int srdma_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int srdma_destroy_ah(struct ib_ah *ibah, u32 flags);
+int srdma_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+bool srdma_ud_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
+void srdma_ud_av_of(const struct sk_buff *skb, struct srdma_av *av);
+void srdma_ud_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
+		  const struct sk_buff *skb);
 
 /* srdma_recv.c: srdma_rcv(), declared with its contract in srdma_net.h */
 

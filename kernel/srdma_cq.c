@@ -307,8 +307,9 @@ static void srdma_cqe_to_wc(struct srdma_dev *sdev, const struct srdma_cqe *cqe,
 	wc->sl = cqe->sl;
 	wc->port_num = 1;
 	wc->network_hdr_type = cqe->network_hdr_type;
+	/* A datagram's GRH is its IP header, of the type the CQE says. */
 	if (cqe->wc_flags & SRDMA_CQE_WITH_GRH)
-		wc->wc_flags |= IB_WC_GRH;
+		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 	if (cqe->wc_flags & SRDMA_CQE_WITH_IMM)
 		wc->wc_flags |= IB_WC_WITH_IMM;
 	if (cqe->wc_flags & SRDMA_CQE_WITH_INV)

@@ -77,6 +77,7 @@ static void srdma_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&sdev->qp_xa) || !xa_empty(&sdev->mr_xa));
 	xa_destroy(&sdev->qp_xa);
 	xa_destroy(&sdev->mr_xa);
+	xa_destroy(&sdev->ah_xa);
 	free_percpu(sdev->counters);
 	dev_put(sdev->ndev);
 	if (empty)
@@ -92,13 +93,16 @@ const struct ib_device_ops srdma_dev_ops = {
 	.alloc_mr = srdma_alloc_mr,
 	.alloc_pd = srdma_alloc_pd,
 	.alloc_ucontext = srdma_alloc_ucontext,
+	.create_ah = srdma_create_ah,
 	.create_cq = srdma_create_cq,
 	.create_qp = srdma_create_qp,
+	.create_user_ah = srdma_create_ah,
 	.dealloc_driver = srdma_dealloc_driver,
 	.dealloc_pd = srdma_dealloc_pd,
 	.dealloc_ucontext = srdma_dealloc_ucontext,
 	.dereg_mr = srdma_dereg_mr,
 	.disassociate_ucontext = srdma_disassociate_ucontext,
+	.destroy_ah = srdma_destroy_ah,
 	.destroy_cq = srdma_destroy_cq,
 	.destroy_qp = srdma_destroy_qp,
 	.get_dev_fw_str = srdma_get_dev_fw_str,
@@ -113,6 +117,7 @@ const struct ib_device_ops srdma_dev_ops = {
 	.poll_cq = srdma_poll_cq,
 	.post_recv = srdma_post_recv,
 	.post_send = srdma_post_send,
+	.query_ah = srdma_query_ah,
 	.query_device = srdma_query_device,
 	.query_pkey = srdma_query_pkey,
 	.query_port = srdma_query_port,
@@ -121,6 +126,7 @@ const struct ib_device_ops srdma_dev_ops = {
 	.req_notify_cq = srdma_req_notify_cq,
 	.resize_cq = srdma_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, srdma_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, srdma_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, srdma_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, srdma_qp, ibqp),
@@ -147,6 +153,7 @@ static struct srdma_dev *srdma_dev_create(const char *name,
 	INIT_LIST_HEAD(&sdev->list);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	addrconf_addr_eui48((unsigned char *)&sdev->ibdev.node_guid,
 			    ndev->dev_addr);
 	srdma_init_dev_attrs(sdev);

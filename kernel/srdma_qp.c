@@ -624,6 +624,13 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = srdma_qp_check_attr(qp, attr, mask);
 	if (err)
 		return err;
+	/*
+	 * IBTA 10.2.5: Q_Keys with the high bit set are controlled; only a
+	 * privileged consumer may give one to its QP.
+	 */
+	if (udata && (mask & IB_QP_QKEY) && (attr->qkey & IB_QP_SET_QKEY) &&
+	    !capable(CAP_NET_RAW))
+		return -EPERM;
 	err = srdma_modify_prepare(qp, attr, mask, &prep);
 	if (err)
 		return err;

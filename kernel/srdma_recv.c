@@ -20,10 +20,22 @@
 
 static bool srdma_rcv_qp_ok(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 {
-	/* Only the RC transport is implemented. */
-	if (qp->ibqp.qp_type != IB_QPT_RC ||
-	    !srdma_opcode_transport(pkt->opcode) == SRDMA_TRANSPORT_RC)
+	enum srdma_transport t = srdma_opcode_transport(pkt->opcode);
+
+	/* The opcode's transport must be the QP's (IBTA 9.6.1.2). */
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		if (t != SRDMA_TRANSPORT_RC)
+			return false;
+		break;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		if (t != SRDMA_TRANSPORT_UD)
+			return false;
+		break;
+	default:
 		return false;
+	}
 	/* 9.6.1.3: the P_Key must match the QP's (the only one). */
 	if ((pkt->pkey & 0x7fff) != (IB_DEFAULT_PKEY_FULL & 0x7fff))
 		return false;

@@ -49,6 +49,11 @@ static bool srdma_req_validate(struct srdma_qp *qp, struct srdma_swqe *sw)
 	u64 len = 0;
 	int i;
 
+	/* A datagram QP has SEND and SEND with immediate only. */
+	if (qp->ibqp.qp_type != IB_QPT_RC &&
+	    w->opcode != IB_UVERBS_WR_SEND &&
+	    w->opcode != IB_UVERBS_WR_SEND_WITH_IMM)
+		return false;
 	switch (w->opcode) {
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
@@ -95,12 +100,15 @@ static bool srdma_req_validate(struct srdma_qp *qp, struct srdma_swqe *sw)
 	return true;
 }
 
-/*
- * Copy the next WQE from the ring into the shadow.
- * Return: 1 when a WQE was fetched, 0 when none is posted, or a negative
- * error when the ring or the WQE is corrupt.
+/**
+ * srdma_req_fetch() - Copy the next WQE from the ring into the shadow
+ * @qp: the QP
+ *
+ * Context: qp->lock held.
+ * Return: 1 when a WQE was fetched, 0 when none is posted, -EPROTO when
+ * the ring's producer index is corrupt, -EINVAL for a malformed WQE.
  */
-static int srdma_req_fetch(struct srdma_qp *qp)
+int srdma_req_fetch(struct srdma_qp *qp)
 {
 	struct srdma_ring *r = &qp->sq.ring;
 	struct srdma_swqe *sw;

@@ -58,11 +58,17 @@ static void srdma_resp_nak_fatal(struct srdma_qp *qp, u8 nak, u32 psn)
 	qp->resp.fatal = true;
 }
 
-/*
- * Take the next receive WQE from the RQ ring into the responder's copy.
+/**
+ * srdma_resp_take_rwqe() - Take the next receive WQE
+ * @qp: the QP
+ *
+ * Copies the WQE from the RQ ring into the responder's copy (once: until
+ * it completes, the copy stays).
+ *
+ * Context: qp->lock held.
  * Return: 1 taken, 0 none posted (RNR), negative when the ring is corrupt.
  */
-static int srdma_resp_take_rwqe(struct srdma_qp *qp)
+int srdma_resp_take_rwqe(struct srdma_qp *qp)
 {
 	struct srdma_ring *r = &qp->rq.ring;
 	struct srdma_recv_wqe *w = qp->resp.rwqe;

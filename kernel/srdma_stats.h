@@ -28,6 +28,8 @@ enum srdma_counter {
 	SRDMA_CNT_RX_DROP_NO_QP,	/* destination QP does not exist */
 	SRDMA_CNT_RX_DROP_QP_STATE,	/* QP cannot receive in its state */
 	SRDMA_CNT_RX_DROP_OUT_OF_WINDOW, /* PSN outside any valid window */
+	SRDMA_CNT_RX_DROP_QKEY,		/* UD: Q_Key differs from the QP's */
+	SRDMA_CNT_RX_DROP_NO_RWQE,	/* UD, UC: no receive WQE posted */
 	/* Transmit failures. */
 	SRDMA_CNT_TX_DROP_NO_ROUTE,
 	SRDMA_CNT_TX_DROP_NOMEM,

@@ -33,8 +33,10 @@
 static bool srdma_qp_xmit(struct srdma_qp *qp)
 {
 	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
+	bool ud = srdma_qp_is_ud(qp);
 	struct sk_buff_head q;
 	struct sk_buff *skb;
+	struct srdma_av av;
 	bool dropped = false;
 
 	__skb_queue_head_init(&q);
@@ -48,7 +50,11 @@ static bool srdma_qp_xmit(struct srdma_qp *qp)
 		skb_queue_splice_init(&qp->txq, &q);
 		spin_unlock_bh(&qp->lock);
 		while ((skb = __skb_dequeue(&q))) {
-			if (srdma_net_xmit(sdev, &qp->av, skb)) {
+			/* Datagrams: each has its own AV, and may be lost. */
+			if (ud) {
+				srdma_ud_av_of(skb, &av);
+				srdma_net_xmit(sdev, &av, skb);
+			} else if (srdma_net_xmit(sdev, &qp->av, skb)) {
 				__skb_queue_purge(&q);
 				dropped = true;
 			}
@@ -100,6 +106,8 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 		srdma_qp_flush(qp);
 		return false;
 	}
+	if (srdma_qp_is_ud(qp))
+		return srdma_ud_tx(qp, q, &budget);
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return false;
 	more = srdma_resp_tx(qp, q, &budget);
@@ -177,7 +185,9 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		spin_unlock(&qp->lock);
 		return;
 	}
-	if (srdma_pkt_is(pkt, SRDMA_OPF_REQ))
+	if (srdma_qp_is_ud(qp))
+		srdma_ud_rcv(qp, pkt, skb);
+	else if (srdma_pkt_is(pkt, SRDMA_OPF_REQ))
 		srdma_resp_rcv(qp, pkt, skb);
 	else
 		srdma_comp_rcv(qp, pkt, skb);
@@ -249,6 +259,10 @@ static int srdma_send_wqe_put(struct srdma_qp *qp, const struct ib_send_wr *wr)
 		w->wr.atomic.rkey = atomic_wr(wr)->rkey;
 		w->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
 		w->wr.atomic.swap = atomic_wr(wr)->swap;
+	} else if (srdma_qp_is_ud(qp)) {
+		w->wr.ud.ah = to_sah(ud_wr(wr)->ah)->handle;
+		w->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+		w->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
 	} else if (wr->opcode == IB_WR_RDMA_WRITE ||
 		   wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
 		   wr->opcode == IB_WR_RDMA_READ) {
@@ -312,7 +326,7 @@ int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	if (ibqp->qp_type != IB_QPT_RC) {
+	if (ibqp->qp_type != IB_QPT_RC && !srdma_qp_is_ud(qp)) {
 		*bad_wr = wr;
 		return -EOPNOTSUPP;
 	}

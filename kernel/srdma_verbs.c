@@ -44,6 +44,7 @@ void srdma_init_dev_attrs(struct srdma_dev *sdev)
 	a->max_cqe = SRDMA_MAX_CQE;
 	a->max_mr = SRDMA_MAX_MR;
 	a->max_pd = SRDMA_MAX_PD;
+	a->max_ah = SRDMA_MAX_AH;
 	a->max_qp_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = SRDMA_MAX_RD_ATOMIC * SRDMA_MAX_QP;

@@ -122,6 +122,13 @@ int srdma_wqe_init(struct srdma_qp *qp, struct srdma_send_wqe *w,
 	default:
 		break;
 	}
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
+		/* No AH yet (ibv_wr_*): handle 0 names none. */
+		w->wr.ud.ah = wr->wr.ud.ah ? to_sah(wr->wr.ud.ah)->handle : 0;
+		w->wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		w->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+		return 0;
+	}
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -207,6 +214,8 @@ static int srdma_build_send(struct srdma_qp *qp, const struct ibv_send_wr *wr,
 	int err, i;
 
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+		return EINVAL;
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL;
 	err = srdma_wqe_init(qp, w, wr);
 	if (err)

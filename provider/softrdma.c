@@ -30,12 +30,14 @@ static void srdma_free_context(struct ibv_context *ibctx)
 /* Alphabetical, as the ops structure itself. */
 static const struct verbs_context_ops srdma_ctx_ops = {
 	.alloc_pd = srdma_alloc_pd,
+	.create_ah = srdma_create_ah,
 	.create_cq = srdma_create_cq,
 	.create_cq_ex = srdma_create_cq_ex,
 	.create_qp = srdma_create_qp,
 	.create_qp_ex = srdma_create_qp_ex,
 	.dealloc_pd = srdma_dealloc_pd,
 	.dereg_mr = srdma_dereg_mr,
+	.destroy_ah = srdma_destroy_ah,
 	.destroy_cq = srdma_destroy_cq,
 	.destroy_qp = srdma_destroy_qp,
 	.free_context = srdma_free_context,

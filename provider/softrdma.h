@@ -88,6 +88,17 @@ struct srdma_qp {
 	struct srdma_wr_batch wr;
 };
 
+/* An address handle: the kernel's handle is what a UD WQE names. */
+struct srdma_ah {
+	struct ibv_ah ibah;
+	uint32_t handle;
+};
+
+static inline struct srdma_ah *to_sah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct srdma_ah, ibah);
+}
+
 #define to_srdma(type, ptr, member) container_of(ptr, struct srdma_##type, member)
 
 static inline struct srdma_context *to_sctx(struct ibv_context *ibctx)
@@ -155,6 +166,8 @@ int srdma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 int srdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct ibv_qp_init_attr *init_attr);
 int srdma_destroy_qp(struct ibv_qp *qp);
+struct ibv_ah *srdma_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int srdma_destroy_ah(struct ibv_ah *ah);
 
 /* Map and unmap a ring described by a create response. */
 int srdma_map_ring(struct ibv_context *ctx, struct srdma_map *map,

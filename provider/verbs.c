@@ -18,6 +18,8 @@ DECLARE_DRV_CMD(srdma_resize_cq_cmd, IB_USER_VERBS_CMD_RESIZE_CQ,
 		empty, srdma_create_cq_resp);
 DECLARE_DRV_CMD(srdma_create_qp_cmd, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, srdma_create_qp_resp);
+DECLARE_DRV_CMD(srdma_create_ah_cmd, IB_USER_VERBS_CMD_CREATE_AH,
+		empty, srdma_create_ah_resp);
 
 /* The fields a CQE holds (struct srdma_cqe), as ibv_create_cq_ex() asks. */
 #define SRDMA_CQ_WC_FLAGS	IBV_WC_STANDARD_FLAGS
@@ -460,5 +462,49 @@ int srdma_destroy_qp(struct ibv_qp *ibqp)
 	srdma_wq_teardown(&qp->rq);
 	srdma_wq_teardown(&qp->sq);
 	free(qp);
+	return 0;
+}
+
+/**
+ * srdma_create_ah() - Create an address handle
+ * @pd: its protection domain
+ * @attr: the address; RoCE needs a GRH (is_global)
+ *
+ * The kernel resolves the destination and answers with the handle that
+ * UD WQEs name the AH by.
+ *
+ * Return: the AH, or NULL with errno set.
+ */
+struct ibv_ah *srdma_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct srdma_create_ah_cmd_resp resp = {};
+	struct srdma_ah *ah;
+	int err;
+
+	if (!attr->is_global) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+	err = ibv_cmd_create_ah(pd, &ah->ibah, attr, &resp.ibv_resp,
+				sizeof(resp));
+	if (err) {
+		free(ah);
+		errno = err;
+		return NULL;
+	}
+	ah->handle = resp.ah;
+	return &ah->ibah;
+}
+
+int srdma_destroy_ah(struct ibv_ah *ibah)
+{
+	int ret = ibv_cmd_destroy_ah(ibah);
+
+	if (ret)
+		return ret;
+	free(to_sah(ibah));
 	return 0;
 }

@@ -21,13 +21,16 @@
 
 #include "softrdma.h"
 
-/* Every operation the builders below post; RC QPs only. */
+/* Every operation the builders below post (RC; UD: SRDMA_WR_UD_OPS). */
 #define SRDMA_WR_SEND_OPS						\
 	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
 	 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_RDMA_WRITE |	\
 	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |	\
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |				\
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+
+/* What a UD QP can post. */
+#define SRDMA_WR_UD_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
 /* Keep the first error of the batch; the WQE being built is dropped. */
 static void srdma_wr_fail(struct srdma_wr_batch *b, int err)
@@ -253,6 +256,24 @@ static void srdma_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
 	srdma_wr_set_inline_data_list(ibqp, 1, &buf);
 }
 
+/* UD: where the WQE being built goes (ibv_wr_set_ud_addr(3)). */
+static void srdma_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
+				 uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct srdma_qp *qp = to_sqp_ex(ibqp);
+	struct srdma_send_wqe *w = srdma_wr_cur(qp);
+
+	if (!w)
+		return;
+	if (qp->vqp.qp.qp_type != IBV_QPT_UD || !ah) {
+		srdma_wr_fail(&qp->wr, EINVAL);
+		return;
+	}
+	w->wr.ud.ah = to_sah(ah)->handle;
+	w->wr.ud.remote_qpn = remote_qpn;
+	w->wr.ud.remote_qkey = remote_qkey;
+}
+
 /**
  * srdma_wr_check() - Can a QP take the ibv_wr_* API?
  * @type: the QP's type
@@ -263,8 +284,17 @@ static void srdma_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
  */
 int srdma_wr_check(enum ibv_qp_type type, uint64_t send_ops_flags)
 {
-	if (type != IBV_QPT_RC ||
-	    send_ops_flags & ~(uint64_t)SRDMA_WR_SEND_OPS)
+	switch (type) {
+	case IBV_QPT_RC:
+		break;
+	case IBV_QPT_UD:
+		if (send_ops_flags & ~(uint64_t)SRDMA_WR_UD_OPS)
+			return EOPNOTSUPP;
+		break;
+	default:
+		return EOPNOTSUPP;
+	}
+	if (send_ops_flags & ~(uint64_t)SRDMA_WR_SEND_OPS)
 		return EOPNOTSUPP;
 	return 0;
 }
@@ -292,6 +322,7 @@ void srdma_qp_init_wr(struct srdma_qp *qp)
 	q->wr_set_inline_data_list = srdma_wr_set_inline_data_list;
 	q->wr_set_sge = srdma_wr_set_sge;
 	q->wr_set_sge_list = srdma_wr_set_sge_list;
+	q->wr_set_ud_addr = srdma_wr_set_ud_addr;
 	q->wr_start = srdma_wr_start;
 	q->wr_complete = srdma_wr_complete;
 	q->wr_abort = srdma_wr_abort;

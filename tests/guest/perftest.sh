@@ -87,6 +87,10 @@ run write_bw_4qp srdma_c ib_write_bw -q 4 -n 100
 # seconds under TCG and fails now and then (see pt_run). One size over the
 # path MTU (1024) instead: a message of two packets, the second of 1 byte.
 run send_bw_mtu1 srdma_c ib_send_bw -s 1025 -n 200
+# Unreliable datagrams: address handles, Q_Keys, the GRH in the buffer.
+run ud_pingpong srdma_c ibv_ud_pingpong -n 100 -s 1024
+run send_bw_ud srdma_c ib_send_bw -c UD -n 200 -s 1024
+run send_lat_ud srdma_c ib_send_lat -c UD -n 200
 rdma statistic show link srdma_c/1 >"$PT_LOG/stats-srdma_c.txt" 2>&1
 rdma statistic show link srdma_s/1 >"$PT_LOG/stats-srdma_s.txt" 2>&1
 

@@ -255,4 +255,13 @@ struct srdma_create_qp_resp {
 	struct srdma_ring_info rq;
 };
 
+/*
+ * Response of CREATE_AH: the handle that UD send WQEs give in wr.ud.ah.
+ * It names the AH only for QPs of the AH's protection domain.
+ */
+struct srdma_create_ah_resp {
+	__u32 comp_mask;
+	__u32 ah;
+};
+
 #endif /* SOFTRDMA_ABI_USER_H */
