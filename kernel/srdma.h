@@ -37,6 +37,7 @@
 #define SRDMA_MAX_MR		BIT(18)
 #define SRDMA_MAX_PD		BIT(16)
 #define SRDMA_MAX_AH		BIT(16)
+#define SRDMA_MAX_SRQ		BIT(16)
 #define SRDMA_MAX_MR_SIZE	BIT_ULL(40)
 #define SRDMA_MAX_MSG_SIZE	BIT(31)
 #define SRDMA_MAX_FR_PAGES	BIT(12)
@@ -78,6 +79,7 @@ struct srdma_counters {
  *	context)
  * @ah_next: cursor of the cyclic AH handle allocation
  * @ah_cnt: number of live AHs
+ * @srq_cnt: number of live SRQs
  * @counters: per-CPU counters
  * @snet: the network namespace state the device is attached to (its
  *	UDP sockets), NULL when detached; guarded by srdma_net_lock
@@ -103,6 +105,7 @@ struct srdma_dev {
 	struct xarray ah_xa;
 	u32 ah_next;
 	atomic_t ah_cnt;
+	atomic_t srq_cnt;
 	struct srdma_counters __percpu *counters;
 	struct srdma_net *snet;
 	struct list_head net_node;
@@ -255,6 +258,23 @@ struct srdma_wq {
 };
 
 /**
+ * struct srdma_srq - shared receive queue (srdma_srq.c)
+ * @ibsrq: the core's SRQ
+ * @lock: the consumer side: QPs taking WQEs, the limit, @error; taken
+ *	with bottom halves disabled (nested in a QP's lock)
+ * @rq: the ring; rq.lock serializes in-kernel posters
+ * @limit: arms IB_EVENT_SRQ_LIMIT_REACHED while non-zero
+ * @error: a corrupt producer index was seen; the SRQ gives no more WQEs
+ */
+struct srdma_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock; /* see above */
+	struct srdma_wq rq;
+	u32 limit;
+	bool error;
+};
+
+/**
  * struct srdma_qp - queue pair
  * @ibqp: the core's QP
  * @lock: guards @state, @attr, @av and the transport state (@req, @resp,
@@ -264,7 +284,7 @@ struct srdma_wq {
  * @attr: attributes set by modify_qp (valid bits per the state)
  * @av: where packets go, from the primary path's address vector
  * @sq: send queue
- * @rq: receive queue (unused when the QP has an SRQ)
+ * @rq: receive queue; without a ring when the QP has an SRQ
  * @sq_shadow: kernel copies of the SQ's WQEs (struct srdma_swqe)
  * @sq_shadow_stride: bytes per @sq_shadow entry
  * @sq_kreg: in-kernel QPs: the REG_MR arguments of each SQ slot
@@ -322,6 +342,11 @@ static inline struct srdma_pd *to_spd(struct ib_pd *ibpd)
 static inline bool srdma_qp_is_ud(const struct srdma_qp *qp)
 {
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+static inline struct srdma_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct srdma_srq, ibsrq);
 }
 
 static inline struct srdma_ah *to_sah(struct ib_ah *ibah)
@@ -449,6 +474,7 @@ int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int srdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
+int srdma_recv_wqe_put(struct srdma_wq *wq, const struct ib_recv_wr *wr);
 void srdma_qp_kick(struct srdma_qp *qp);
 void srdma_qp_run(struct srdma_qp *qp);
 void srdma_qp_tasklet(struct tasklet_struct *t);
@@ -475,6 +501,18 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		    const struct sk_buff *skb);
 bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
 int srdma_resp_take_rwqe(struct srdma_qp *qp);
+void srdma_resp_rwqe_done(struct srdma_qp *qp);
+
+/* srdma_srq.c */
+int srdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int srdma_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int srdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int srdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int srdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+int srdma_srq_take(struct srdma_srq *srq, struct srdma_recv_wqe *w);
 
 /* srdma_ud.c */
 int srdma_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

@@ -53,8 +53,12 @@ static int srdma_qp_check_init(struct srdma_dev *sdev,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->srq)
+	if (init->create_flags)
 		return -EOPNOTSUPP;
+	/* An SRQ serves RC and UD QPs (IBTA 10.2.9.1). */
+	if (init->srq && init->qp_type != IB_QPT_RC &&
+	    init->qp_type != IB_QPT_UD)
+		return -EINVAL;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
 	if (cap->max_send_wr > sdev->attr.max_qp_wr ||
@@ -129,7 +133,9 @@ static int srdma_qp_alloc_transport(struct srdma_qp *qp)
 				     qp->sq.ring.stride, 8);
 	qp->sq_shadow = kvcalloc(qp->sq.ring.num, qp->sq_shadow_stride,
 				 GFP_KERNEL);
-	qp->resp.rwqe = kzalloc(qp->rq.ring.stride, GFP_KERNEL);
+	qp->resp.rwqe = kzalloc(qp->ibqp.srq ?
+				to_ssrq(qp->ibqp.srq)->rq.ring.stride :
+				qp->rq.ring.stride, GFP_KERNEL);
 	if (!qp->is_user)
 		qp->sq_kreg = kvcalloc(qp->sq.ring.num, sizeof(*qp->sq_kreg),
 				       GFP_KERNEL);
@@ -194,10 +200,17 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			    &cap->max_send_sge, &cap->max_inline_data, true);
 	if (err)
 		goto err_dec;
-	err = srdma_wq_init(&qp->rq, udata, &cap->max_recv_wr,
-			    &cap->max_recv_sge, NULL, false);
-	if (err)
-		goto err_destroy_sq;
+	if (init->srq) {
+		/* Receives come from the SRQ: the QP has no RQ ring. */
+		spin_lock_init(&qp->rq.lock);
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	} else {
+		err = srdma_wq_init(&qp->rq, udata, &cap->max_recv_wr,
+				    &cap->max_recv_sge, NULL, false);
+		if (err)
+			goto err_destroy_sq;
+	}
 
 	err = srdma_qp_alloc_transport(qp);
 	if (err)
@@ -282,6 +295,17 @@ static void srdma_wq_flush(struct srdma_qp *qp, bool send)
 	u32 prod;
 
 	lockdep_assert_held(&qp->lock);
+	if (!send && qp->ibqp.srq) {
+		/* Only the WQE the QP took from its SRQ is the QP's. */
+		if (qp->resp.rwqe_valid) {
+			cqe.wr_id = qp->resp.rwqe->wr_id;
+			cqe.status = IB_WC_WR_FLUSH_ERR;
+			cqe.opcode = IB_WC_RECV;
+			if (srdma_cq_post(to_scq(ibcq), &cqe, false))
+				qp->resp.rwqe_valid = false;
+		}
+		return;
+	}
 	prod = smp_load_acquire(&r->ctrl->prod);	/* WQEs below prod */
 	if (!srdma_ring_index_ok(r->own, prod, r->num, false)) {
 		/* A process wrote a corrupt index: flush what is certain. */
@@ -339,7 +363,8 @@ static void srdma_qp_enter_error(struct srdma_qp *qp)
 	lockdep_assert_held(&qp->lock);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	WRITE_ONCE(qp->sq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
-	WRITE_ONCE(qp->rq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
+	if (qp->rq.ring.ctrl)
+		WRITE_ONCE(qp->rq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
 	del_timer(&qp->retrans_timer);
 	del_timer(&qp->rnr_timer);
 	srdma_qp_flush(qp);
@@ -381,6 +406,8 @@ static void srdma_qp_reset(struct srdma_qp *qp)
 
 	lockdep_assert_held(&qp->lock);
 	for (i = 0; i < ARRAY_SIZE(rings); i++) {
+		if (!rings[i]->ctrl)
+			continue;	/* the RQ of a QP with an SRQ */
 		rings[i]->own = 0;
 		WRITE_ONCE(rings[i]->ctrl->cons, 0);
 		WRITE_ONCE(rings[i]->ctrl->kstate, 0);

@@ -76,6 +76,15 @@ int srdma_resp_take_rwqe(struct srdma_qp *qp)
 
 	if (qp->resp.rwqe_valid)
 		return 1;
+	if (qp->ibqp.srq) {
+		int ret = srdma_srq_take(to_ssrq(qp->ibqp.srq), w);
+
+		if (ret <= 0)
+			return ret;
+		qp->resp.rwqe_valid = true;
+		qp->resp.recv_off = 0;
+		return 1;
+	}
 	prod = smp_load_acquire(&r->ctrl->prod);	/* WQEs below prod */
 	if (!srdma_ring_index_ok(r->own, prod, r->num, false))
 		return -EPROTO;
@@ -90,11 +99,31 @@ int srdma_resp_take_rwqe(struct srdma_qp *qp)
 	return 1;
 }
 
+/**
+ * srdma_resp_rwqe_done() - The receive WQE in use is complete
+ * @qp: the QP
+ *
+ * Hands its RQ slot back (one taken from an SRQ was handed back when it
+ * was taken). Call before the CQE is posted: a process that sees the CQE
+ * may post into the slot at once.
+ *
+ * Context: qp->lock held.
+ */
+void srdma_resp_rwqe_done(struct srdma_qp *qp)
+{
+	struct srdma_ring *r = &qp->rq.ring;
+
+	qp->resp.rwqe_valid = false;
+	if (qp->ibqp.srq)
+		return;
+	r->own++;
+	smp_store_release(&r->ctrl->cons, r->own);
+}
+
 /* Complete the receive WQE in use and hand its slot back. */
 static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 				u8 opcode, const struct srdma_pkt *pkt)
 {
-	struct srdma_ring *r = &qp->rq.ring;
 	struct srdma_cqe cqe = {
 		.wr_id = qp->resp.rwqe->wr_id,
 		.status = status,
@@ -111,10 +140,7 @@ static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 		cqe.wc_flags |= SRDMA_CQE_WITH_INV;
 		cqe.ex.invalidated_rkey = pkt->ieth_rkey;
 	}
-	qp->resp.rwqe_valid = false;
-	r->own++;
-	/* The slot back first: the process may post as soon as it polls. */
-	smp_store_release(&r->ctrl->cons, r->own);
+	srdma_resp_rwqe_done(qp);
 	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt && pkt->se);
 }
 

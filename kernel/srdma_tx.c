@@ -344,7 +344,14 @@ int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
-static int srdma_recv_wqe_put(struct srdma_wq *wq, const struct ib_recv_wr *wr)
+/**
+ * srdma_recv_wqe_put() - Write one receive WQE into an in-kernel ring
+ * @wq: the RQ or SRQ, its lock held
+ * @wr: the work request
+ *
+ * Return: 0, -EINVAL for too many SGEs, -ENOMEM when the ring is full.
+ */
+int srdma_recv_wqe_put(struct srdma_wq *wq, const struct ib_recv_wr *wr)
 {
 	struct srdma_ring *ring = &wq->ring;
 	u32 prod = ring->ctrl->prod;
@@ -398,7 +405,8 @@ int srdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			return -EINVAL;
 		}
 	} else {
-		if (READ_ONCE(qp->state) == IB_QPS_RESET) {
+		/* IBTA 11.4.1.2: a QP with an SRQ takes no receive WQEs. */
+		if (READ_ONCE(qp->state) == IB_QPS_RESET || ibqp->srq) {
 			*bad_wr = wr;
 			return -EINVAL;
 		}

@@ -309,7 +309,6 @@ void srdma_ud_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	struct srdma_recv_wqe *w = qp->resp.rwqe;
 	struct srdma_cqe cqe = {};
 	enum ib_wc_status status = IB_WC_SUCCESS;
-	struct srdma_ring *r = &qp->rq.ring;
 	u8 grh[SRDMA_GRH_BYTES];
 	u8 net_type;
 	int ret;
@@ -365,10 +364,7 @@ void srdma_ud_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		cqe.wc_flags |= SRDMA_CQE_WITH_IMM;
 		cqe.ex.imm_data = pkt->imm;
 	}
-	qp->resp.rwqe_valid = false;
-	r->own++;
-	/* The slot back first: the process may post as soon as it polls. */
-	smp_store_release(&r->ctrl->cons, r->own);
+	srdma_resp_rwqe_done(qp);
 	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt->se);
 	/* IBTA 10.8.3: a receive that completes in error ends the QP. */
 	if (status != IB_WC_SUCCESS)

@@ -45,6 +45,9 @@ void srdma_init_dev_attrs(struct srdma_dev *sdev)
 	a->max_mr = SRDMA_MAX_MR;
 	a->max_pd = SRDMA_MAX_PD;
 	a->max_ah = SRDMA_MAX_AH;
+	a->max_srq = SRDMA_MAX_SRQ;
+	a->max_srq_wr = SRDMA_MAX_QP_WR;
+	a->max_srq_sge = SRDMA_MAX_RECV_SGE;
 	a->max_qp_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = SRDMA_MAX_RD_ATOMIC * SRDMA_MAX_QP;

@@ -8,7 +8,8 @@
 #   Then tests/guest/device.sh (device.tap), and the two-device suites
 #   through tests/guest/pair.sh: the RC transport suite with softrdma at
 #   both ends over IPv4 and IPv6 and with rdma_rxe as the peer in both
-#   roles, and the hostile-process suite (pair-*.tap, *.xml).
+#   roles, and the hostile-process suite (pair-*.tap, *.xml); perftest and
+#   rdma-core's examples (perftest.tap); rdma_cm and its tools (cm.tap).
 #
 # Exits 0 when every test passed.
 set -u
@@ -76,4 +77,5 @@ for run in "${runs[@]}"; do
 	cat "$tap"
 done
 tests/guest/perftest.sh >"$out/perftest.tap" 2>&1 || rc=1; cat "$out/perftest.tap"
+tests/guest/cm.sh >"$out/cm.tap" 2>&1 || rc=1; cat "$out/cm.tap"
 exit $rc

@@ -255,6 +255,13 @@ struct srdma_create_qp_resp {
 	struct srdma_ring_info rq;
 };
 
+/* Response of CREATE_SRQ: the SRQ's ring (layout and rules of an RQ). */
+struct srdma_create_srq_resp {
+	__u32 comp_mask;
+	__u32 reserved;
+	struct srdma_ring_info ring;
+};
+
 /*
  * Response of CREATE_AH: the handle that UD send WQEs give in wr.ud.ah.
  * It names the AH only for QPs of the AH's protection domain.
