@@ -290,16 +290,17 @@ int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return err;
 }
 
-int srdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad_wr)
+/*
+ * Write receive WQEs into @wq's ring and publish them; @wq->lock held.
+ * Return: 0 or an errno value, *@bad_wr set to the first WR not posted.
+ */
+static int srdma_recv_ring_post(struct srdma_wq *wq, struct ibv_recv_wr *wr,
+				struct ibv_recv_wr **bad_wr)
 {
-	struct srdma_qp *qp = to_sqp(ibqp);
-	struct srdma_uring *r = &qp->rq.map.ring;
+	struct srdma_uring *r = &wq->map.ring;
 	uint32_t space, n = 0;
-	bool error;
 	int err = 0, i;
 
-	pthread_spin_lock(&qp->rq.lock);
 	space = srdma_uring_space(r);
 	for (; wr; wr = wr->next, n++) {
 		struct srdma_recv_wqe *w;
@@ -309,7 +310,7 @@ int srdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			err = ENOMEM;
 			break;
 		}
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->rq.max_sge) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > wq->max_sge) {
 			err = EINVAL;
 			break;
 		}
@@ -328,10 +329,47 @@ int srdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 	if (n)
 		srdma_uring_publish(r, n);
+	return err;
+}
+
+int srdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	struct srdma_qp *qp = to_sqp(ibqp);
+	struct srdma_uring *r = &qp->rq.map.ring;
+	bool error, posted;
+	uint32_t prod;
+	int err;
+
+	/* A QP with an SRQ has no RQ (ibv_post_recv(3)). */
+	if (!qp->rq.map.addr) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->rq.lock);
+	prod = r->own;
+	err = srdma_recv_ring_post(&qp->rq, wr, bad_wr);
+	posted = r->own != prod;
 	error = srdma_uring_error(r);
 	pthread_spin_unlock(&qp->rq.lock);
 	/* In the error state every receive completes flushed (IBTA 10.3.1). */
-	if (n && error)
+	if (posted && error)
 		srdma_doorbell(ibqp, false);
+	return err;
+}
+
+/*
+ * ibv_post_srq_recv(): into the SRQ's ring, no system call; any QP of the
+ * SRQ takes the WQEs as messages arrive.
+ */
+int srdma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr)
+{
+	struct srdma_srq *srq = to_ssrq(ibsrq);
+	int err;
+
+	pthread_spin_lock(&srq->rq.lock);
+	err = srdma_recv_ring_post(&srq->rq, wr, bad_wr);
+	pthread_spin_unlock(&srq->rq.lock);
 	return err;
 }

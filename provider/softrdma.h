@@ -88,6 +88,17 @@ struct srdma_qp {
 	struct srdma_wr_batch wr;
 };
 
+/* A shared receive queue: its ring, posted to like an RQ. */
+struct srdma_srq {
+	struct verbs_srq vsrq;
+	struct srdma_wq rq;
+};
+
+static inline struct srdma_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct srdma_srq, vsrq.srq);
+}
+
 /* An address handle: the kernel's handle is what a UD WQE names. */
 struct srdma_ah {
 	struct ibv_ah ibah;
@@ -166,6 +177,14 @@ int srdma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 int srdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct ibv_qp_init_attr *init_attr);
 int srdma_destroy_qp(struct ibv_qp *qp);
+struct ibv_srq *srdma_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr);
+int srdma_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		     int attr_mask);
+int srdma_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int srdma_destroy_srq(struct ibv_srq *srq);
+int srdma_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
 struct ibv_ah *srdma_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int srdma_destroy_ah(struct ibv_ah *ah);
 

@@ -18,6 +18,8 @@ DECLARE_DRV_CMD(srdma_resize_cq_cmd, IB_USER_VERBS_CMD_RESIZE_CQ,
 		empty, srdma_create_cq_resp);
 DECLARE_DRV_CMD(srdma_create_qp_cmd, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, srdma_create_qp_resp);
+DECLARE_DRV_CMD(srdma_create_srq_cmd, IB_USER_VERBS_CMD_CREATE_SRQ,
+		empty, srdma_create_srq_resp);
 DECLARE_DRV_CMD(srdma_create_ah_cmd, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, srdma_create_ah_resp);
 
@@ -506,5 +508,74 @@ int srdma_destroy_ah(struct ibv_ah *ibah)
 	if (ret)
 		return ret;
 	free(to_sah(ibah));
+	return 0;
+}
+
+/**
+ * srdma_create_srq() - Create a shared receive queue
+ * @pd: its protection domain
+ * @attr: capacities; the granted ones are written back
+ *
+ * Return: the SRQ with its ring mapped, or NULL with errno set.
+ */
+struct ibv_srq *srdma_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr)
+{
+	struct srdma_create_srq_cmd cmd = {};
+	struct srdma_create_srq_cmd_resp resp = {};
+	struct srdma_srq *srq;
+	int err;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err) {
+		errno = err;
+		goto err_free;
+	}
+	if (!resp.ring.num_entries) {
+		errno = EPROTO;
+		goto err_destroy;
+	}
+	if (srdma_wq_setup(pd->context, &srq->rq, &resp.ring))
+		goto err_destroy;
+	srq->rq.max_sge = attr->attr.max_sge;
+	return &srq->vsrq.srq;
+
+err_destroy:
+	err = errno;
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+	errno = err;
+err_free:
+	free(srq);
+	return NULL;
+}
+
+int srdma_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		     int attr_mask)
+{
+	struct ibv_modify_srq cmd;
+
+	return ibv_cmd_modify_srq(srq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int srdma_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+}
+
+int srdma_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct srdma_srq *srq = to_ssrq(ibsrq);
+	int ret = ibv_cmd_destroy_srq(ibsrq);
+
+	if (ret)
+		return ret;
+	srdma_wq_teardown(&srq->rq);
+	free(srq);
 	return 0;
 }
