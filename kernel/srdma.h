@@ -501,6 +501,8 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		    const struct sk_buff *skb);
 bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
 int srdma_resp_take_rwqe(struct srdma_qp *qp);
+void srdma_uc_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
+		  const struct sk_buff *skb);
 void srdma_resp_rwqe_done(struct srdma_qp *qp);
 
 /* srdma_srq.c */

@@ -28,6 +28,10 @@ static bool srdma_rcv_qp_ok(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 		if (t != SRDMA_TRANSPORT_RC)
 			return false;
 		break;
+	case IB_QPT_UC:
+		if (t != SRDMA_TRANSPORT_UC)
+			return false;
+		break;
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
 		if (t != SRDMA_TRANSPORT_UD)

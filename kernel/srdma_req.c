@@ -50,9 +50,14 @@ static bool srdma_req_validate(struct srdma_qp *qp, struct srdma_swqe *sw)
 	int i;
 
 	/* A datagram QP has SEND and SEND with immediate only. */
-	if (qp->ibqp.qp_type != IB_QPT_RC &&
+	if (srdma_qp_is_ud(qp) &&
 	    w->opcode != IB_UVERBS_WR_SEND &&
 	    w->opcode != IB_UVERBS_WR_SEND_WITH_IMM)
+		return false;
+	/* UC has no READ, atomics or SEND with invalidate (IBTA 9.8.2). */
+	if (qp->ibqp.qp_type == IB_QPT_UC &&
+	    (srdma_wr_is_read_atomic(w->opcode) ||
+	     w->opcode == IB_UVERBS_WR_SEND_WITH_INV))
 		return false;
 	switch (w->opcode) {
 	case IB_UVERBS_WR_SEND:
@@ -159,7 +164,13 @@ static struct sk_buff *srdma_req_alloc(struct srdma_qp *qp,
 	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
 	unsigned int hlen = srdma_pkt_hdr_len(pkt->opcode);
 	u32 paylen = pkt->paylen;
+	/*
+	 * Zero copy only where the WQE completes on its ACK: a UC WQE
+	 * completes once its packets are queued, which may still be
+	 * before they leave.
+	 */
 	bool zc = qp->is_user && paylen && !pkt->pad &&
+		  qp->ibqp.qp_type == IB_QPT_RC &&
 		  !(sw->wqe.flags & SRDMA_WQE_INLINE) && srdma_net_can_frag(sdev);
 	struct sk_buff *skb;
 	u8 *payload;
@@ -266,6 +277,9 @@ static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
 		last = off + paylen == sw->length;
 	}
 	pkt.opcode = srdma_req_opcode(w->opcode, first, last);
+	/* UC opcodes: the RC ones with the UC transport bits (IBTA 9.2). */
+	if (qp->ibqp.qp_type == IB_QPT_UC)
+		pkt.opcode |= SRDMA_TRANSPORT_UC;
 	pkt.psn = qp->req.psn;
 	pkt.qpn = qp->attr.dest_qp_num;
 	pkt.pkey = IB_DEFAULT_PKEY_FULL;
@@ -280,7 +294,7 @@ static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
 			min_t(u32, SRDMA_ACK_REQ_EVERY,
 			      max_t(u32, qp->req.cwnd / 2, 1)) ||
 		  srdma_psn_diff(qp->req.psn, qp->req.una) + 1 >= qp->req.cwnd;
-	pkt.ackreq = ack_req;
+	pkt.ackreq = ack_req && qp->ibqp.qp_type == IB_QPT_RC;
 	pkt.paylen = paylen;
 	pkt.pad = (4 - (paylen & 3)) & 3;
 
@@ -518,6 +532,12 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		}
 		if (srdma_psn_diff(req->psn, req->max_psn) > 0)
 			req->max_psn = req->psn;
+		if (qp->ibqp.qp_type == IB_QPT_UC) {
+			/* Unacknowledged: a WQE is done once it is sent. */
+			req->una = req->psn;
+			while (qp->sq.ring.own != req->cur)
+				srdma_comp_complete(qp, IB_WC_SUCCESS);
+		}
 	}
 	return true;
 }

@@ -18,6 +18,13 @@
  * access and remote operational errors are NAKed and move the QP to the
  * error state; a missing receive WQE is an RNR NAK and nothing else.
  *
+ * The UC responder (9.8.2, srdma_uc_rcv()) places SEND and WRITE messages
+ * with the same code, without ACKs: a PSN gap, a bad R_Key, a malformed
+ * message or a missing receive WQE drops the rest of the message in
+ * progress silently, and the next message starts cleanly, reusing the
+ * receive WQE of the dropped one. Only an error of the receive WQE itself
+ * (too short, a bad local key) completes it in error and ends the QP.
+ *
  * Every function here runs with qp->lock held.
  */
 
@@ -32,6 +39,8 @@ static void srdma_resp_ack(struct srdma_qp *qp, u8 syndrome, u32 psn)
 {
 	struct srdma_resp *resp = &qp->resp;
 
+	if (qp->ibqp.qp_type == IB_QPT_UC)
+		return;
 	if (resp->ack_pending &&
 	    srdma_syn_type(resp->ack_syndrome) != SRDMA_SYN_ACK)
 		return;
@@ -45,8 +54,16 @@ static void srdma_resp_ack(struct srdma_qp *qp, u8 syndrome, u32 psn)
  * sequence; they are dropped without a PSN sequence error NAK until the
  * retry arrives.
  */
+static void srdma_uc_drop(struct srdma_qp *qp);
+
 static void srdma_resp_rnr(struct srdma_qp *qp, u32 psn)
 {
+	if (qp->ibqp.qp_type == IB_QPT_UC) {
+		srdma_counter_inc(to_sdev(qp->ibqp.device),
+				  SRDMA_CNT_RX_DROP_NO_RWQE);
+		srdma_uc_drop(qp);
+		return;
+	}
 	srdma_resp_ack(qp, SRDMA_RNR_SYN(qp->attr.min_rnr_timer), psn);
 	qp->resp.nak_psn_sent = true;
 	srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_TX_RNR_NAKS);
@@ -54,6 +71,11 @@ static void srdma_resp_rnr(struct srdma_qp *qp, u32 psn)
 
 static void srdma_resp_nak_fatal(struct srdma_qp *qp, u8 nak, u32 psn)
 {
+	if (qp->ibqp.qp_type == IB_QPT_UC) {
+		/* The receive WQE's own errors ended the QP already. */
+		srdma_uc_drop(qp);
+		return;
+	}
 	srdma_resp_ack(qp, SRDMA_NAK_SYN(nak), psn);
 	qp->resp.fatal = true;
 }
@@ -142,6 +164,9 @@ static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 	}
 	srdma_resp_rwqe_done(qp);
 	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt && pkt->se);
+	/* UC: no NAK carries the error; the QP ends now (IBTA 10.8.3). */
+	if (status != IB_WC_SUCCESS && qp->ibqp.qp_type == IB_QPT_UC)
+		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
 }
 
 static bool srdma_resp_rkey_ok(struct srdma_qp *qp, u32 rkey, u64 va, u32 len,
@@ -489,6 +514,55 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		break;
 	}
+}
+
+/*
+ * UC: forget the message in progress. A receive WQE it had taken stays
+ * with the QP for the next message, from its first byte.
+ */
+static void srdma_uc_drop(struct srdma_qp *qp)
+{
+	qp->resp.cur_op = SRDMA_RESP_NONE;
+	qp->resp.recv_off = 0;
+}
+
+/**
+ * srdma_uc_rcv() - Process a UC request packet (IBTA 9.8.2)
+ * @qp: the UC QP
+ * @pkt: the packet, parsed and validated
+ * @skb: the packet (skb->data at the BTH); not consumed
+ *
+ * Every PSN is acceptable: a packet other than the expected one means
+ * packets were lost, and the message in progress is dropped. A packet
+ * that cannot continue or start a message is dropped as well.
+ *
+ * Context: softirq, qp->lock held.
+ */
+void srdma_uc_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
+		  const struct sk_buff *skb)
+{
+	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srdma_resp *resp = &qp->resp;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE) {
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_QP_STATE);
+		return;
+	}
+	if (pkt->psn != resp->epsn && resp->cur_op != SRDMA_RESP_NONE) {
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_OUT_OF_WINDOW);
+		srdma_uc_drop(qp);
+	}
+	/* The placement code moves epsn on by one where it succeeds. */
+	resp->epsn = pkt->psn;
+	if (!srdma_resp_seq_ok(resp->cur_op, pkt->info->flags)) {
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_OUT_OF_WINDOW);
+	} else if (srdma_pkt_op(pkt) == SRDMA_OPF_SEND) {
+		srdma_resp_send(qp, pkt, skb);
+	} else if (srdma_pkt_op(pkt) == SRDMA_OPF_WRITE) {
+		srdma_resp_write(qp, pkt, skb);
+	}
+	resp->epsn = srdma_psn_add(pkt->psn, 1);
 }
 
 /* Pending work of a resource: READ responses or an atomic ACK to send. */

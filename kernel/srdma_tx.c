@@ -108,8 +108,6 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 	}
 	if (srdma_qp_is_ud(qp))
 		return srdma_ud_tx(qp, q, &budget);
-	if (qp->ibqp.qp_type != IB_QPT_RC)
-		return false;
 	more = srdma_resp_tx(qp, q, &budget);
 	more |= srdma_req_tx(qp, q, &budget);
 	if (qp->req.una != qp->req.max_psn &&
@@ -187,6 +185,8 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	if (srdma_qp_is_ud(qp))
 		srdma_ud_rcv(qp, pkt, skb);
+	else if (qp->ibqp.qp_type == IB_QPT_UC)
+		srdma_uc_rcv(qp, pkt, skb);
 	else if (srdma_pkt_is(pkt, SRDMA_OPF_REQ))
 		srdma_resp_rcv(qp, pkt, skb);
 	else
@@ -325,10 +325,6 @@ int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (state < IB_QPS_RTS) {
 		*bad_wr = wr;
 		return -EINVAL;
-	}
-	if (ibqp->qp_type != IB_QPT_RC && !srdma_qp_is_ud(qp)) {
-		*bad_wr = wr;
-		return -EOPNOTSUPP;
 	}
 
 	spin_lock_irqsave(&qp->sq.lock, flags);

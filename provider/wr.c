@@ -29,6 +29,10 @@
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |				\
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
+/* What a UC QP can post. */
+#define SRDMA_WR_UC_OPS							\
+	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
+	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
 /* What a UD QP can post. */
 #define SRDMA_WR_UD_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
@@ -289,6 +293,10 @@ int srdma_wr_check(enum ibv_qp_type type, uint64_t send_ops_flags)
 		break;
 	case IBV_QPT_UD:
 		if (send_ops_flags & ~(uint64_t)SRDMA_WR_UD_OPS)
+			return EOPNOTSUPP;
+		break;
+	case IBV_QPT_UC:
+		if (send_ops_flags & ~(uint64_t)SRDMA_WR_UC_OPS)
 			return EOPNOTSUPP;
 		break;
 	default:

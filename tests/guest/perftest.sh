@@ -91,6 +91,10 @@ run send_bw_mtu1 srdma_c ib_send_bw -s 1025 -n 200
 run ud_pingpong srdma_c ibv_ud_pingpong -n 100 -s 1024
 run send_bw_ud srdma_c ib_send_bw -c UD -n 200 -s 1024
 run send_lat_ud srdma_c ib_send_lat -c UD -n 200
+# Unreliable connections.
+run uc_pingpong srdma_c ibv_uc_pingpong -n 100 -s 4096
+run write_bw_uc srdma_c ib_write_bw -c UC -n 200
+run send_bw_uc srdma_c ib_send_bw -c UC -n 200
 # A shared receive queue serving several RC QPs.
 run srq_pingpong srdma_c ibv_srq_pingpong -n 100 -q 4
 rdma statistic show link srdma_c/1 >"$PT_LOG/stats-srdma_c.txt" 2>&1
