@@ -31,6 +31,11 @@ cfs=/sys/kernel/config/nvmet
 mark=$(dmesg_mark)
 mkdir -p "$log"
 
+if ! modinfo nvmet-rdma >/dev/null 2>&1 || ! modinfo nvme-rdma >/dev/null 2>&1; then
+	skip "NVMe over Fabrics" "this kernel has no nvmet-rdma or nvme-rdma"
+	tap_finish
+	exit
+fi
 grep -q '^softrdma ' /proc/modules ||
 	check "module loads" load_module "$module"
 if grep -q '^rdma_rxe ' /proc/modules; then

@@ -64,11 +64,14 @@ runs=(
 	"srdma_rc_test softrdma softrdma"
 	"--ipv6 srdma_rc_test softrdma softrdma"
 	"srdma_hostile_test softrdma softrdma"
+	"srdma_dgram_test softrdma softrdma"
+	"--ipv6 srdma_dgram_test softrdma softrdma"
 )
 # rdma_rxe of 6.1 has known use-after-free bugs that KASAN reports; it is a
 # peer on the stock kernels only.
 [ "${SRDMA_KUNIT:-0}" = 1 ] ||
-	runs+=("srdma_rc_test rxe softrdma" "--swap srdma_rc_test rxe softrdma")
+	runs+=("srdma_rc_test rxe softrdma" "--swap srdma_rc_test rxe softrdma"
+	       "srdma_dgram_test rxe softrdma" "--swap srdma_dgram_test rxe softrdma")
 for run in "${runs[@]}"; do
 	tap=$out/pair-${run// /}.tap
 	tap=${tap//--/}
@@ -78,4 +81,5 @@ for run in "${runs[@]}"; do
 done
 tests/guest/perftest.sh >"$out/perftest.tap" 2>&1 || rc=1; cat "$out/perftest.tap"
 tests/guest/cm.sh >"$out/cm.tap" 2>&1 || rc=1; cat "$out/cm.tap"
+tests/guest/nvmeof.sh >"$out/nvmeof.tap" 2>&1 || rc=1; cat "$out/nvmeof.tap"
 exit $rc
