@@ -38,6 +38,8 @@
 #define SRDMA_MAX_PD		BIT(16)
 #define SRDMA_MAX_AH		BIT(16)
 #define SRDMA_MAX_SRQ		BIT(16)
+#define SRDMA_MAX_MCAST_GRP	BIT(13)
+#define SRDMA_MAX_MCAST_QP	56
 #define SRDMA_MAX_MR_SIZE	BIT_ULL(40)
 #define SRDMA_MAX_MSG_SIZE	BIT(31)
 #define SRDMA_MAX_FR_PAGES	BIT(12)
@@ -80,6 +82,9 @@ struct srdma_counters {
  * @ah_next: cursor of the cyclic AH handle allocation
  * @ah_cnt: number of live AHs
  * @srq_cnt: number of live SRQs
+ * @mcast_lock: serializes multicast attach and detach (srdma_mcast.c)
+ * @mcast_list: (MGID, QP) attachments; the receive path walks it under RCU
+ * @mcast_cnt: entries in @mcast_list
  * @counters: per-CPU counters
  * @snet: the network namespace state the device is attached to (its
  *	UDP sockets), NULL when detached; guarded by srdma_net_lock
@@ -106,6 +111,9 @@ struct srdma_dev {
 	u32 ah_next;
 	atomic_t ah_cnt;
 	atomic_t srq_cnt;
+	struct mutex mcast_lock; /* see above */
+	struct list_head mcast_list;
+	u32 mcast_cnt;
 	struct srdma_counters __percpu *counters;
 	struct srdma_net *snet;
 	struct list_head net_node;
@@ -515,6 +523,14 @@ int srdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int srdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr);
 int srdma_srq_take(struct srdma_srq *srq, struct srdma_recv_wqe *w);
+
+/* srdma_mcast.c */
+int srdma_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
+int srdma_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
+void srdma_mcast_detach_qp(struct srdma_qp *qp);
+unsigned int srdma_mcast_rcv(struct srdma_dev *sdev,
+			     const struct srdma_pkt *pkt,
+			     const struct sk_buff *skb);
 
 /* srdma_ud.c */
 int srdma_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

@@ -88,6 +88,8 @@ static_assert(sizeof(struct srdma_bth) == SRDMA_BTH_LEN);
 
 /* QP numbers are 24 bits; QP1 is the GSI (CM) QP. */
 #define SRDMA_QPN_MASK		GENMASK(23, 0)
+/* BTH:DestQP of a multicast datagram (IBTA 10.5.2). */
+#define SRDMA_MCAST_QPN		0xffffff
 #define SRDMA_QPN_GSI		1
 
 /* --- IBTA 9.3: extended transport headers --- */

@@ -90,6 +90,7 @@ const struct ib_device_ops srdma_dev_ops = {
 	.uverbs_abi_ver = SRDMA_UVERBS_ABI_VERSION,
 
 	.alloc_hw_port_stats = srdma_alloc_hw_port_stats,
+	.attach_mcast = srdma_attach_mcast,
 	.alloc_mr = srdma_alloc_mr,
 	.alloc_pd = srdma_alloc_pd,
 	.alloc_ucontext = srdma_alloc_ucontext,
@@ -104,6 +105,7 @@ const struct ib_device_ops srdma_dev_ops = {
 	.dereg_mr = srdma_dereg_mr,
 	.disassociate_ucontext = srdma_disassociate_ucontext,
 	.destroy_ah = srdma_destroy_ah,
+	.detach_mcast = srdma_detach_mcast,
 	.destroy_cq = srdma_destroy_cq,
 	.destroy_qp = srdma_destroy_qp,
 	.destroy_srq = srdma_destroy_srq,
@@ -160,6 +162,8 @@ static struct srdma_dev *srdma_dev_create(const char *name,
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	mutex_init(&sdev->mcast_lock);
+	INIT_LIST_HEAD(&sdev->mcast_list);
 	addrconf_addr_eui48((unsigned char *)&sdev->ibdev.node_guid,
 			    ndev->dev_addr);
 	srdma_init_dev_attrs(sdev);

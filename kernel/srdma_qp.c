@@ -265,6 +265,7 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	qp->dead = true;
 	spin_unlock_bh(&qp->lock);
 	/* No new packet finds the QP; wait for those being processed. */
+	srdma_mcast_detach_qp(qp);
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
 	synchronize_rcu();
 	del_timer_sync(&qp->retrans_timer);

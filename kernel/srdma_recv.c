@@ -66,6 +66,17 @@ void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb)
 		goto drop;
 	}
 
+	/* IBTA 10.5.2: a multicast datagram goes to every attached QP. */
+	if (pkt.qpn == SRDMA_MCAST_QPN &&
+	    srdma_opcode_transport(pkt.opcode) == SRDMA_TRANSPORT_UD) {
+		if (srdma_icrc_verify(skb)) {
+			srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_BAD_ICRC);
+			goto drop;
+		}
+		if (!srdma_mcast_rcv(sdev, &pkt, skb))
+			srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_NO_QP);
+		goto drop;
+	}
 	qp = xa_load(&sdev->qp_xa, pkt.qpn);
 	if (!qp) {
 		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_NO_QP);

@@ -48,6 +48,9 @@ void srdma_init_dev_attrs(struct srdma_dev *sdev)
 	a->max_srq = SRDMA_MAX_SRQ;
 	a->max_srq_wr = SRDMA_MAX_QP_WR;
 	a->max_srq_sge = SRDMA_MAX_RECV_SGE;
+	a->max_mcast_grp = SRDMA_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = SRDMA_MAX_MCAST_QP;
+	a->max_total_mcast_qp_attach = SRDMA_MAX_MCAST_GRP * SRDMA_MAX_MCAST_QP;
 	a->max_qp_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = SRDMA_MAX_RD_ATOMIC * SRDMA_MAX_QP;

@@ -30,6 +30,7 @@ static void srdma_free_context(struct ibv_context *ibctx)
 /* Alphabetical, as the ops structure itself. */
 static const struct verbs_context_ops srdma_ctx_ops = {
 	.alloc_pd = srdma_alloc_pd,
+	.attach_mcast = ibv_cmd_attach_mcast,
 	.create_ah = srdma_create_ah,
 	.create_cq = srdma_create_cq,
 	.create_cq_ex = srdma_create_cq_ex,
@@ -42,6 +43,7 @@ static const struct verbs_context_ops srdma_ctx_ops = {
 	.destroy_cq = srdma_destroy_cq,
 	.destroy_qp = srdma_destroy_qp,
 	.destroy_srq = srdma_destroy_srq,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = srdma_free_context,
 	.modify_qp = srdma_modify_qp,
 	.modify_srq = srdma_modify_srq,

@@ -8,8 +8,8 @@
 #   srdma_c -- veth0 10.80.0.1/24 ========= veth1 10.80.0.2/24 -- srdma_s
 #   rxe_c ----'  (interop, after srdma_c is deleted)
 #
-# Each tool of rdmacm-utils (rping, ucmatose, udaddy, rdma_server and
-# rdma_client) and perftest with -R (rdma_cm connection setup) must run to
+# Each tool of rdmacm-utils (rping, ucmatose, udaddy, mckey, rdma_server
+# and rdma_client) and perftest with -R (rdma_cm connection setup) must run to
 # completion with exit 0 at both ends. Then rdma_rxe replaces srdma_c and
 # rping and ucmatose run again, with rxe as the client and with rxe as the
 # server, so that the CM MADs of each side are checked against the other.
@@ -109,6 +109,11 @@ check "ucmatose: RC connections, sends both ways" \
 	pair ucmatose peer "" "ucmatose -c 4" "ucmatose -s 10.80.0.2 -c 4"
 check "udaddy: UD QPs through rdma_cm, sends both ways" \
 	pair udaddy peer "" "udaddy -c 4" "udaddy -s 10.80.0.2 -c 4"
+# mckey: the receiver joins 239.1.2.3 through rdma_cm and attaches its UD
+# QP; the sender joins send-only and sends 10 datagrams to the group.
+check "mckey: UD multicast through rdma_cm" \
+	pair mckey peer "" "mckey -m 239.1.2.3 -b 10.80.0.2 -C 10" \
+		"mckey -m 239.1.2.3 -b 10.80.0.1 -s -C 10"
 check "rdma_server / rdma_client" \
 	pair rdma_client peer "" "rdma_server" "rdma_client -s 10.80.0.2"
 # perftest with -R: the server listens through rdma_cm, not on TCP. A run

@@ -363,6 +363,63 @@ TEST_F(DgramTest, UdReceiveBufferTooSmall) {
   ibv_destroy_ah(ah);
 }
 
+// Multicast (IBTA 10.5): two QPs on B attached to one group both receive
+// what A sends to it; a detached QP receives no more.
+TEST_F(DgramTest, UdMulticastToAttachedQps) {
+  if (!SoftB()) GTEST_SKIP() << "the receiving device is checked on softrdma";
+  Qp s, r1, r2;
+  ASSERT_NO_FATAL_FAILURE(Make(a_, &s, IBV_QPT_UD, 4096));
+  ASSERT_NO_FATAL_FAILURE(Make(b_, &r1, IBV_QPT_UD, 4096));
+  ASSERT_NO_FATAL_FAILURE(Make(b_, &r2, IBV_QPT_UD, 4096));
+  ASSERT_NO_FATAL_FAILURE(UdUp(&s));
+  ASSERT_NO_FATAL_FAILURE(UdUp(&r1));
+  ASSERT_NO_FATAL_FAILURE(UdUp(&r2));
+  ibv_gid mgid = {};
+  if (IsV4(b_)) {
+    mgid.raw[10] = mgid.raw[11] = 0xff;
+    const uint8_t g[4] = {239, 1, 2, 3};
+    std::memcpy(mgid.raw + 12, g, 4);
+  } else {
+    ASSERT_EQ(inet_pton(AF_INET6, "ff0e::db8:1", mgid.raw), 1);
+  }
+  // A unicast GID is no group; an RC QP cannot attach.
+  EXPECT_NE(ibv_attach_mcast(r1.qp, &b_->gid, 0), 0);
+  ASSERT_EQ(ibv_attach_mcast(r1.qp, &mgid, 0), 0);
+  ASSERT_EQ(ibv_attach_mcast(r2.qp, &mgid, 0), 0);
+  ibv_ah_attr aa = {};
+  aa.is_global = 1;
+  aa.grh.dgid = mgid;
+  aa.grh.sgid_index = a_->gid_index;
+  aa.grh.hop_limit = 8;
+  aa.port_num = 1;
+  ibv_ah* ah = ibv_create_ah(a_->pd, &aa);
+  ASSERT_NE(ah, nullptr) << strerror(errno);
+  for (int i = 0; i < 4; i++) {
+    ASSERT_EQ(PostRecv(&r1, i * 512, 512, i), 0);
+    ASSERT_EQ(PostRecv(&r2, i * 512, 512, i), 0);
+  }
+  Fill(s.buf, 0, 200, 5);
+  // IP needs a moment to take the group membership everywhere.
+  usleep(200000);
+  ASSERT_EQ(PostUd(&s, ah, 0xffffff, kQkey, 0, 200, 1), 0);
+  ASSERT_EQ(Poll(s.cq, 1).size(), 1u);
+  auto w1 = Poll(r1.cq, 1);
+  auto w2 = Poll(r2.cq, 1);
+  ASSERT_EQ(w1.size(), 1u);
+  ASSERT_EQ(w2.size(), 1u);
+  for (auto* q : {&r1, &r2}) EXPECT_EQ(std::memcmp(q->buf.data() + kGrh, s.buf.data(), 200), 0);
+  EXPECT_EQ(w1[0].src_qp, s.qp->qp_num);
+  EXPECT_EQ(w2[0].src_qp, s.qp->qp_num);
+  ASSERT_EQ(ibv_detach_mcast(r2.qp, &mgid, 0), 0);
+  EXPECT_NE(ibv_detach_mcast(r2.qp, &mgid, 0), 0) << "detached twice";
+  ASSERT_EQ(PostUd(&s, ah, 0xffffff, kQkey, 0, 200, 2), 0);
+  ASSERT_EQ(Poll(s.cq, 1).size(), 1u);
+  EXPECT_EQ(Poll(r1.cq, 1).size(), 1u);
+  EXPECT_EQ(Poll(r2.cq, 1, 300).size(), 0u);
+  ASSERT_EQ(ibv_detach_mcast(r1.qp, &mgid, 0), 0);
+  ibv_destroy_ah(ah);
+}
+
 // --- UC ---------------------------------------------------------------------
 
 TEST_F(DgramTest, UcSendAndWriteOfOneAndManyPackets) {
