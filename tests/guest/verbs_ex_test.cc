@@ -33,6 +33,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -391,12 +392,23 @@ TEST_F(VerbsExTest, CreateQpExRefusesWhatItCannotPost) {
     EXPECT_EQ(ibv_create_qp_ex(a_dev_->ctx, &a), nullptr);
     EXPECT_EQ(errno, EOPNOTSUPP);
   }
-  for (ibv_qp_type type : {IBV_QPT_UC, IBV_QPT_UD}) {
+  // What the type cannot carry: WRITE on UD, READ on UC.
+  for (auto [type, op] : {std::pair{IBV_QPT_UD, (uint64_t)IBV_QP_EX_WITH_RDMA_WRITE},
+                          std::pair{IBV_QPT_UC, (uint64_t)IBV_QP_EX_WITH_RDMA_READ}}) {
     SCOPED_TRACE(type);
-    auto a = attr(type, kOps, IBV_QP_EX_WITH_SEND);
+    auto a = attr(type, kOps, IBV_QP_EX_WITH_SEND | op);
     errno = 0;
     EXPECT_EQ(ibv_create_qp_ex(a_dev_->ctx, &a), nullptr);
     EXPECT_EQ(errno, EOPNOTSUPP);
+  }
+  // SEND is every type's.
+  for (ibv_qp_type type : {IBV_QPT_UC, IBV_QPT_UD}) {
+    SCOPED_TRACE(type);
+    auto a = attr(type, kOps, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM);
+    ibv_qp* q = ibv_create_qp_ex(a_dev_->ctx, &a);
+    ASSERT_NE(q, nullptr) << strerror(errno);
+    EXPECT_NE(ibv_qp_to_qp_ex(q), nullptr);
+    EXPECT_EQ(ibv_destroy_qp(q), 0);
   }
   auto a = attr(IBV_QPT_RC, IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS, 0);
   a.create_flags = IBV_QP_CREATE_SCATTER_FCS;
