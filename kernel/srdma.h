@@ -207,6 +207,11 @@ struct srdma_ah {
  * @fr_max: entries @fr_pages has room for
  * @fr_npages: entries in use
  * @access: IB_ACCESS_* flags granted
+ * @mw_type: 0 for an MR; IB_MW_TYPE_1 or _2 for a window's key object,
+ *	whose ibmr holds the window's PD, range (iova, length) and keys
+ * @mw_base: a bound window: the address in its MR of the window's start
+ * @mw_parent: a bound window: the key of its MR
+ * @mw_qpn: a bound type 2 window: the QP it is bound to
  * @ref: the MR table's reference plus one per transport use
  * @done: completed when @ref drops to zero (deregistration waits for it)
  * @rcu: frees the structure after lookups that may still see it
@@ -224,9 +229,23 @@ struct srdma_mr {
 	u32 fr_max;
 	u32 fr_npages;
 	int access;
+	u8 mw_type;
+	u64 mw_base;
+	u32 mw_parent;
+	u32 mw_qpn;
 	refcount_t ref;
 	struct completion done;
 	struct rcu_head rcu;
+};
+
+/**
+ * struct srdma_mw - memory window (srdma_mw.c)
+ * @ibmw: the core's MW
+ * @km: its key object in the MR table
+ */
+struct srdma_mw {
+	struct ib_mw ibmw;
+	struct srdma_mr *km;
 };
 
 /**
@@ -367,6 +386,11 @@ static inline struct srdma_mr *to_smr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct srdma_mr, ibmr);
 }
 
+static inline struct srdma_mw *to_smw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct srdma_mw, ibmw);
+}
+
 static inline struct srdma_cq *to_scq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct srdma_cq, ibcq);
@@ -453,6 +477,9 @@ struct ib_mr *srdma_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *srdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *srdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata);
 struct ib_mr *srdma_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			     u32 max_num_sg);
 int srdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
@@ -460,8 +487,20 @@ int srdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 enum ib_wc_status srdma_mr_fast_reg(struct srdma_dev *sdev,
 				    const struct ib_pd *pd,
 				    struct srdma_mr *mr, u32 key, int access);
-enum ib_wc_status srdma_mr_invalidate(struct srdma_dev *sdev,
-				      const struct ib_pd *pd, u32 key);
+enum ib_wc_status srdma_mr_invalidate(const struct srdma_qp *qp, u32 key);
+int srdma_mr_alloc_key(struct srdma_dev *sdev, struct srdma_mr *mr);
+void srdma_mr_retire(struct srdma_dev *sdev, struct srdma_mr *mr);
+struct srdma_mr *srdma_mr_get_index(struct srdma_dev *sdev, u32 key);
+
+/* srdma_mw.c */
+int srdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int srdma_dealloc_mw(struct ib_mw *ibmw);
+enum ib_wc_status srdma_mw_bind(struct srdma_qp *qp,
+				const struct srdma_send_wqe *w);
+enum ib_wc_status srdma_mw_invalidate(struct srdma_mr *km,
+				      const struct srdma_qp *qp);
+struct srdma_mr *srdma_rkey_get(const struct srdma_qp *qp, u32 rkey, u64 va,
+				u64 len, int access, u64 *mva);
 
 /* srdma_qp.c */
 int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

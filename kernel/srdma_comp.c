@@ -33,6 +33,8 @@ static u8 srdma_wr_to_wc(u8 wr_op)
 		return IB_WC_FETCH_ADD;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	case SRDMA_WR_REG_MR:
 		return IB_WC_REG_MR;
 	default:

@@ -25,7 +25,17 @@
 #define SRDMA_KEY_INDEX_SHIFT	8
 #define SRDMA_KEY_INDEX_MAX	((1U << 24) - 1)
 
-static int srdma_mr_alloc_key(struct srdma_dev *sdev, struct srdma_mr *mr)
+/**
+ * srdma_mr_alloc_key() - Give an MR or a window its key and publish it
+ * @sdev: the device
+ * @mr: the MR, or a window's key object (srdma_mw.c)
+ *
+ * A fast-registration MR and a window start invalid.
+ *
+ * Context: process context.
+ * Return: 0, -ENOMEM at the device's MR limit or without memory.
+ */
+int srdma_mr_alloc_key(struct srdma_dev *sdev, struct srdma_mr *mr)
 {
 	u32 index;
 	int err;
@@ -39,7 +49,7 @@ static int srdma_mr_alloc_key(struct srdma_dev *sdev, struct srdma_mr *mr)
 	/* Published with its key set: lookups compare the whole key. */
 	mr->ibmr.lkey = get_random_u8();
 	mr->ibmr.rkey = mr->ibmr.lkey;
-	mr->valid = !mr->fast;
+	mr->valid = !mr->fast && !mr->mw_type;
 	err = xa_alloc_cyclic_irq(&sdev->mr_xa, &index, NULL,
 				  XA_LIMIT(1, SRDMA_KEY_INDEX_MAX),
 				  &sdev->mr_next, GFP_KERNEL);
@@ -56,8 +66,14 @@ err_dec:
 	return err;
 }
 
-/* Unpublish the key and wait until the transport no longer uses the MR. */
-static void srdma_mr_retire(struct srdma_dev *sdev, struct srdma_mr *mr)
+/**
+ * srdma_mr_retire() - Unpublish a key and wait until it is no longer used
+ * @sdev: the device
+ * @mr: the MR or window
+ *
+ * Context: process context; sleeps.
+ */
+void srdma_mr_retire(struct srdma_dev *sdev, struct srdma_mr *mr)
 {
 	xa_erase_irq(&sdev->mr_xa, mr->ibmr.lkey >> SRDMA_KEY_INDEX_SHIFT);
 	srdma_mr_put(mr);
@@ -81,6 +97,27 @@ struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key)
 	mr = xa_load(&sdev->mr_xa, key >> SRDMA_KEY_INDEX_SHIFT);
 	if (mr && (READ_ONCE(mr->key) != key ||
 		   !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/**
+ * srdma_mr_get_index() - Find the MR or window of a key's index part
+ * @sdev: the device
+ * @key: a key whose key byte may differ from the current one (a bind
+ *	gives a window its next key)
+ *
+ * Context: any.
+ * Return: the MR or window, referenced, or NULL.
+ */
+struct srdma_mr *srdma_mr_get_index(struct srdma_dev *sdev, u32 key)
+{
+	struct srdma_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mr_xa, key >> SRDMA_KEY_INDEX_SHIFT);
+	if (mr && !refcount_inc_not_zero(&mr->ref))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
@@ -117,7 +154,8 @@ bool srdma_mr_check(const struct srdma_mr *mr, const struct ib_pd *pd,
 {
 	u64 start = mr->ibmr.iova;
 
-	if (mr->ibmr.pd != pd || !READ_ONCE(mr->valid))
+	/* A window's key names no local memory (srdma_rkey_get()). */
+	if (mr->mw_type || mr->ibmr.pd != pd || !READ_ONCE(mr->valid))
 		return false;
 	if ((mr->access & access) != access)
 		return false;
@@ -405,6 +443,85 @@ err_free:
 }
 
 /**
+ * srdma_rereg_user_mr() - Change a process's MR in place (ibv_rereg_mr(3))
+ * @ibmr: the MR
+ * @flags: IB_MR_REREG_TRANS (new memory), _PD, _ACCESS
+ * @start: new start address (TRANS)
+ * @length: new length (TRANS)
+ * @iova: new I/O virtual address (TRANS)
+ * @access: new access flags (ACCESS)
+ * @pd: new PD (PD)
+ * @udata: unused
+ *
+ * The MR keeps its keys. The new memory is pinned first, so a failure
+ * leaves the MR as it was; then the key is withdrawn (lookups find
+ * nothing), the transport's uses of the MR drain, the MR changes and its
+ * key comes back. Requests that arrive meanwhile fail their R_Key check,
+ * as they may (IBTA 11.2.8.3: the MR is not usable during a reregister).
+ *
+ * Context: process context; sleeps.
+ * Return: NULL (changed in place) or an ERR_PTR.
+ */
+struct ib_mr *srdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct srdma_dev *sdev = to_sdev(ibmr->device);
+	struct srdma_mr *mr = to_smr(ibmr);
+	unsigned long index = mr->ibmr.lkey >> SRDMA_KEY_INDEX_SHIFT;
+	struct srdma_mr fresh = {};
+	int err;
+
+	if (!mr->umem || (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
+				    IB_MR_REREG_ACCESS)))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (access & IB_ACCESS_ON_DEMAND)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (flags & IB_MR_REREG_TRANS) {
+		if (!length || length > sdev->attr.max_mr_size)
+			return ERR_PTR(-EINVAL);
+		fresh.umem = ib_umem_get(&sdev->ibdev, start, length, access);
+		if (IS_ERR(fresh.umem))
+			return ERR_CAST(fresh.umem);
+		err = srdma_mr_pin_pages(&fresh);
+		if (err) {
+			kvfree(fresh.pages);
+			ib_umem_release(fresh.umem);
+			return ERR_PTR(err);
+		}
+	}
+
+	/* The slot stays allocated (reserved): republishing cannot fail. */
+	xa_cmpxchg_irq(&sdev->mr_xa, index, mr, XA_ZERO_ENTRY, GFP_KERNEL);
+	synchronize_rcu();
+	srdma_mr_put(mr);
+	wait_for_completion(&mr->done);
+
+	if (flags & IB_MR_REREG_TRANS) {
+		swap(mr->umem, fresh.umem);
+		swap(mr->pages, fresh.pages);
+		mr->npages = fresh.npages;
+		mr->page_offset = fresh.page_offset;
+		mr->ibmr.iova = iova;
+		mr->ibmr.length = length;
+	}
+	if (flags & IB_MR_REREG_PD)
+		mr->ibmr.pd = pd;
+	mr->access = access;
+
+	refcount_set(&mr->ref, 1);
+	reinit_completion(&mr->done);
+	xa_store_irq(&sdev->mr_xa, index, mr, GFP_KERNEL);
+	if (fresh.umem) {
+		kvfree(fresh.pages);
+		ib_umem_release(fresh.umem);
+	}
+	return NULL;
+}
+
+/**
  * srdma_dereg_mr() - Deregister an MR and unpin its memory
  * @ibmr: the MR
  * @udata: unused
@@ -587,26 +704,27 @@ enum ib_wc_status srdma_mr_fast_reg(struct srdma_dev *sdev,
 }
 
 /**
- * srdma_mr_invalidate() - Invalidate a fast-registration MR's key
- * @sdev: the device
- * @pd: the PD of the QP that asks (LOCAL_INV, or SEND with invalidate)
+ * srdma_mr_invalidate() - Invalidate a fast-registration MR or a window
+ * @qp: the QP that asks (LOCAL_INV, or SEND with invalidate)
  * @key: the key to invalidate
  *
- * IBTA 10.6.6: only a valid fast-registration key of the same PD can be
- * invalidated.
+ * IBTA 10.6.6: only a valid fast-registration key, or a type 2 window
+ * bound to @qp, of the QP's PD can be invalidated.
  *
- * Context: any.
+ * Context: qp->lock held.
  * Return: IB_WC_SUCCESS or the completion error.
  */
-enum ib_wc_status srdma_mr_invalidate(struct srdma_dev *sdev,
-				      const struct ib_pd *pd, u32 key)
+enum ib_wc_status srdma_mr_invalidate(const struct srdma_qp *qp, u32 key)
 {
-	struct srdma_mr *mr = srdma_mr_get(sdev, key);
+	struct srdma_mr *mr = srdma_mr_get(to_sdev(qp->ibqp.device), key);
+	const struct ib_pd *pd = qp->ibqp.pd;
 	enum ib_wc_status status = IB_WC_LOC_PROT_ERR;
 
 	if (!mr)
 		return status;
-	if (mr->fast && mr->ibmr.pd == pd && READ_ONCE(mr->valid)) {
+	if (mr->mw_type)
+		status = srdma_mw_invalidate(mr, qp);
+	else if (mr->fast && mr->ibmr.pd == pd && READ_ONCE(mr->valid)) {
 		WRITE_ONCE(mr->valid, false);
 		status = IB_WC_SUCCESS;
 	}

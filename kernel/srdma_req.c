@@ -68,6 +68,7 @@ static bool srdma_req_validate(struct srdma_qp *qp, struct srdma_swqe *sw)
 	case IB_UVERBS_WR_RDMA_READ:
 		break;
 	case IB_UVERBS_WR_LOCAL_INV:
+	case IB_UVERBS_WR_BIND_MW:
 		sw->length = 0;
 		sw->started = false;
 		return !(w->flags & SRDMA_WQE_INLINE) && !w->num_sge;
@@ -364,7 +365,8 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 
 static bool srdma_wr_is_local(u8 op)
 {
-	return op == IB_UVERBS_WR_LOCAL_INV || op == SRDMA_WR_REG_MR;
+	return op == IB_UVERBS_WR_LOCAL_INV || op == IB_UVERBS_WR_BIND_MW ||
+	       op == SRDMA_WR_REG_MR;
 }
 
 /*
@@ -383,9 +385,10 @@ static void srdma_req_local(struct srdma_qp *qp, struct srdma_swqe *sw)
 						    qp->sq.ring.num)];
 		status = srdma_mr_fast_reg(sdev, qp->ibqp.pd, kreg->mr,
 					   kreg->key, kreg->access);
+	} else if (sw->wqe.opcode == IB_UVERBS_WR_BIND_MW) {
+		status = srdma_mw_bind(qp, &sw->wqe);
 	} else {
-		status = srdma_mr_invalidate(sdev, qp->ibqp.pd,
-					     sw->wqe.ex.invalidate_rkey);
+		status = srdma_mr_invalidate(qp, sw->wqe.ex.invalidate_rkey);
 	}
 	sw->first_psn = qp->req.psn;
 	sw->npkts = 0;

@@ -173,17 +173,15 @@ static bool srdma_resp_rkey_ok(struct srdma_qp *qp, u32 rkey, u64 va, u32 len,
 			       int access)
 {
 	struct srdma_mr *mr;
-	bool ok;
+	u64 mva;
 
 	/* C9-88: the QP must grant the remote access as well. */
 	if ((qp->attr.qp_access_flags & access) != access)
 		return false;
-	mr = srdma_mr_get(to_sdev(qp->ibqp.device), rkey);
-	if (!mr)
-		return false;
-	ok = srdma_mr_check(mr, qp->ibqp.pd, va, len, access);
-	srdma_mr_put(mr);
-	return ok;
+	mr = srdma_rkey_get(qp, rkey, va, len, access, &mva);
+	if (mr)
+		srdma_mr_put(mr);
+	return mr;
 }
 
 static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
@@ -229,7 +227,7 @@ static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	resp->recv_off += pkt->paylen;
 	resp->cur_op = last ? SRDMA_RESP_NONE : SRDMA_RESP_SEND;
 	if (last && srdma_pkt_is(pkt, SRDMA_OPF_INV) &&
-	    srdma_mr_invalidate(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+	    srdma_mr_invalidate(qp,
 				pkt->ieth_rkey) != IB_WC_SUCCESS) {
 		/* 9.9.2, C9-149.1: an R_Key it may not invalidate. */
 		srdma_resp_complete(qp, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV,
@@ -249,10 +247,10 @@ static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 			     const struct sk_buff *skb)
 {
-	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srdma_resp *resp = &qp->resp;
 	bool last = srdma_pkt_is(pkt, SRDMA_OPF_LAST);
 	struct srdma_mr *mr;
+	u64 mva;
 	int ret;
 
 	if (srdma_opcode_has(pkt->info, SRDMA_HDR_RETH)) {
@@ -286,12 +284,10 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		}
 	}
 	if (pkt->paylen) {
-		mr = srdma_mr_get(sdev, resp->write_rkey);
-		ret = mr && srdma_mr_check(mr, qp->ibqp.pd, resp->write_va,
-					   pkt->paylen, IB_ACCESS_REMOTE_WRITE) ?
-		      srdma_mr_copy_from_skb(mr, resp->write_va, skb,
-					     pkt->hdr_len, pkt->paylen) :
-		      -EACCES;
+		mr = srdma_rkey_get(qp, resp->write_rkey, resp->write_va,
+				    pkt->paylen, IB_ACCESS_REMOTE_WRITE, &mva);
+		ret = mr ? srdma_mr_copy_from_skb(mr, mva, skb, pkt->hdr_len,
+						  pkt->paylen) : -EACCES;
 		if (mr)
 			srdma_mr_put(mr);
 		if (ret) {
@@ -365,6 +361,7 @@ static void srdma_resp_atomic(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 {
 	struct srdma_rd_res *res;
 	struct srdma_mr *mr;
+	u64 mva;
 
 	if ((pkt->atmeth.va & (sizeof(u64) - 1)) ||
 	    !srdma_resp_rkey_ok(qp, pkt->atmeth.rkey, pkt->atmeth.va,
@@ -376,7 +373,8 @@ static void srdma_resp_atomic(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 		return;
 	}
 	res = srdma_resp_new_res(qp);
-	mr = srdma_mr_get(to_sdev(qp->ibqp.device), pkt->atmeth.rkey);
+	mr = srdma_rkey_get(qp, pkt->atmeth.rkey, pkt->atmeth.va, sizeof(u64),
+			    IB_ACCESS_REMOTE_ATOMIC, &mva);
 	if (!res || !mr) {
 		if (mr)
 			srdma_mr_put(mr);
@@ -389,7 +387,7 @@ static void srdma_resp_atomic(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	res->last_psn = pkt->psn;
 	res->va = pkt->atmeth.va;
 	res->rkey = pkt->atmeth.rkey;
-	res->orig = srdma_mr_atomic(mr, pkt->atmeth.va,
+	res->orig = srdma_mr_atomic(mr, mva,
 				    pkt->opcode == SRDMA_OP_RC_CMP_SWAP,
 				    pkt->atmeth.compare, pkt->atmeth.swap_add);
 	srdma_mr_put(mr);
@@ -640,6 +638,7 @@ static struct sk_buff *srdma_resp_read_packet(struct srdma_qp *qp,
 	struct srdma_pkt pkt = {};
 	struct srdma_mr *mr = NULL;
 	struct sk_buff *skb;
+	u64 mva = 0;
 
 	if (first && last)
 		pkt.opcode = SRDMA_OP_RC_READ_RESP_ONLY;
@@ -654,18 +653,16 @@ static struct sk_buff *srdma_resp_read_packet(struct srdma_qp *qp,
 
 	if (len) {
 		/* The region may have gone since the request was checked. */
-		mr = srdma_mr_get(to_sdev(qp->ibqp.device), res->rkey);
-		if (!mr || !srdma_mr_check(mr, qp->ibqp.pd, res->va, len,
-					   IB_ACCESS_REMOTE_READ)) {
-			if (mr)
-				srdma_mr_put(mr);
+		mr = srdma_rkey_get(qp, res->rkey, res->va, len,
+				    IB_ACCESS_REMOTE_READ, &mva);
+		if (!mr) {
 			res->type = 0;
 			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS,
 					     res->next_psn);
 			return NULL;
 		}
 	}
-	skb = srdma_resp_read_fill(qp, &pkt, mr, res->va, len);
+	skb = srdma_resp_read_fill(qp, &pkt, mr, mva, len);
 	if (skb) {
 		res->va += len;
 		res->resid -= len;

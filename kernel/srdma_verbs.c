@@ -35,7 +35,9 @@ void srdma_init_dev_attrs(struct srdma_dev *sdev)
 	a->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_RC_RNR_NAK_GEN |
-			      IB_DEVICE_MEM_MGT_EXTENSIONS;
+			      IB_DEVICE_MEM_MGT_EXTENSIONS |
+			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SRDMA_MAX_SEND_SGE;
 	a->max_recv_sge = SRDMA_MAX_RECV_SGE;
@@ -44,6 +46,7 @@ void srdma_init_dev_attrs(struct srdma_dev *sdev)
 	a->max_cqe = SRDMA_MAX_CQE;
 	a->max_mr = SRDMA_MAX_MR;
 	a->max_pd = SRDMA_MAX_PD;
+	a->max_mw = SRDMA_MAX_MR;
 	a->max_ah = SRDMA_MAX_AH;
 	a->max_srq = SRDMA_MAX_SRQ;
 	a->max_srq_wr = SRDMA_MAX_QP_WR;

@@ -70,6 +70,9 @@ static bool srdma_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		return type == IBV_QPT_RC || type == IBV_QPT_UC;
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -84,7 +87,8 @@ static bool srdma_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 static bool srdma_opcode_inline_ok(uint8_t op)
 {
 	return op != IBV_WR_RDMA_READ && op != IBV_WR_ATOMIC_CMP_AND_SWP &&
-	       op != IBV_WR_ATOMIC_FETCH_AND_ADD;
+	       op != IBV_WR_ATOMIC_FETCH_AND_ADD && op != IBV_WR_LOCAL_INV &&
+	       op != IBV_WR_BIND_MW;
 }
 
 /**
@@ -117,6 +121,7 @@ int srdma_wqe_init(struct srdma_qp *qp, struct srdma_send_wqe *w,
 		w->ex.imm_data = wr->imm_data;
 		break;
 	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
 		w->ex.invalidate_rkey = wr->invalidate_rkey;
 		break;
 	default:
@@ -143,6 +148,16 @@ int srdma_wqe_init(struct srdma_qp *qp, struct srdma_send_wqe *w,
 		w->wr.atomic.compare_add = wr->wr.atomic.compare_add;
 		w->wr.atomic.swap = wr->wr.atomic.swap;
 		break;
+	case IBV_WR_BIND_MW: {
+		const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+		w->wr.bind.addr = b->addr;
+		w->wr.bind.length = b->length;
+		w->wr.bind.mr_lkey = b->mr ? b->mr->lkey : 0;
+		w->wr.bind.mw_rkey = wr->bind_mw.rkey;
+		w->wr.bind.access = b->mw_access_flags;
+		break;
+	}
 	default:
 		break;
 	}
@@ -220,6 +235,9 @@ static int srdma_build_send(struct srdma_qp *qp, const struct ibv_send_wr *wr,
 	err = srdma_wqe_init(qp, w, wr);
 	if (err)
 		return err;
+	/* Local operations have no data: their SGE list is not looked at. */
+	if (wr->opcode == IBV_WR_LOCAL_INV || wr->opcode == IBV_WR_BIND_MW)
+		return 0;
 	/* IBV_SEND_INLINE is ignored where there is nothing to send. */
 	if (!(wr->send_flags & IBV_SEND_INLINE) ||
 	    !srdma_opcode_inline_ok(wr->opcode))
@@ -371,5 +389,39 @@ int srdma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	pthread_spin_lock(&srq->rq.lock);
 	err = srdma_recv_ring_post(&srq->rq, wr, bad_wr);
 	pthread_spin_unlock(&srq->rq.lock);
+	return err;
+}
+
+/**
+ * srdma_bind_mw() - Bind a type 1 memory window (ibv_bind_mw(3))
+ * @ibqp: the QP whose SQ executes the bind, in order
+ * @mw: the window
+ * @mw_bind: the range, the MR and the rights; wr_id and send_flags of the
+ *	work request
+ *
+ * The window takes its next key at once (the key a remote peer must
+ * use once the bind completes).
+ *
+ * Return: 0 or an errno value.
+ */
+int srdma_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {}, *bad;
+	int err;
+
+	if (mw->type != IBV_MW_TYPE_1 || mw->pd != ibqp->pd)
+		return EINVAL;
+	if (mw_bind->bind_info.length && !mw_bind->bind_info.mr)
+		return EINVAL;
+	wr.wr_id = mw_bind->wr_id;
+	wr.send_flags = mw_bind->send_flags;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = mw_bind->bind_info;
+	err = srdma_post_send(ibqp, &wr, &bad);
+	if (!err)
+		mw->rkey = wr.bind_mw.rkey;
 	return err;
 }

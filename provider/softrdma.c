@@ -29,14 +29,17 @@ static void srdma_free_context(struct ibv_context *ibctx)
 
 /* Alphabetical, as the ops structure itself. */
 static const struct verbs_context_ops srdma_ctx_ops = {
+	.alloc_mw = srdma_alloc_mw,
 	.alloc_pd = srdma_alloc_pd,
 	.attach_mcast = ibv_cmd_attach_mcast,
+	.bind_mw = srdma_bind_mw,
 	.create_ah = srdma_create_ah,
 	.create_cq = srdma_create_cq,
 	.create_cq_ex = srdma_create_cq_ex,
 	.create_qp = srdma_create_qp,
 	.create_qp_ex = srdma_create_qp_ex,
 	.create_srq = srdma_create_srq,
+	.dealloc_mw = srdma_dealloc_mw,
 	.dealloc_pd = srdma_dealloc_pd,
 	.dereg_mr = srdma_dereg_mr,
 	.destroy_ah = srdma_destroy_ah,
@@ -56,6 +59,7 @@ static const struct verbs_context_ops srdma_ctx_ops = {
 	.query_qp = srdma_query_qp,
 	.query_srq = srdma_query_srq,
 	.reg_mr = srdma_reg_mr,
+	.rereg_mr = srdma_rereg_mr,
 	.req_notify_cq = srdma_req_notify_cq,
 	.resize_cq = srdma_resize_cq,
 };

@@ -161,6 +161,8 @@ int srdma_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *srdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int srdma_dereg_mr(struct verbs_mr *vmr);
+int srdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access);
 struct ibv_cq *srdma_create_cq(struct ibv_context *ctx, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector);
@@ -185,6 +187,10 @@ int srdma_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 int srdma_destroy_srq(struct ibv_srq *srq);
 int srdma_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
+struct ibv_mw *srdma_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int srdma_dealloc_mw(struct ibv_mw *mw);
+int srdma_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
 struct ibv_ah *srdma_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int srdma_destroy_ah(struct ibv_ah *ah);
 
