@@ -722,9 +722,9 @@ enum ib_wc_status srdma_mr_invalidate(const struct srdma_qp *qp, u32 key)
 
 	if (!mr)
 		return status;
-	if (mr->mw_type)
+	if (mr->mw_type) {
 		status = srdma_mw_invalidate(mr, qp);
-	else if (mr->fast && mr->ibmr.pd == pd && READ_ONCE(mr->valid)) {
+	} else if (mr->fast && mr->ibmr.pd == pd && READ_ONCE(mr->valid)) {
 		WRITE_ONCE(mr->valid, false);
 		status = IB_WC_SUCCESS;
 	}

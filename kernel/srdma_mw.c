@@ -125,10 +125,14 @@ enum ib_wc_status srdma_mw_bind(struct srdma_qp *qp,
 	km->ibmr.iova = access & IB_ZERO_BASED ? 0 : w->wr.bind.addr;
 	km->ibmr.length = w->wr.bind.length;
 	WRITE_ONCE(km->key, w->wr.bind.mw_rkey);
-	/* Binding before validity, for requests that test it. */
-	if (w->wr.bind.length)
-		smp_store_release(&km->valid, true);
 	status = IB_WC_SUCCESS;
+	if (!w->wr.bind.length)
+		goto out;	/* type 1: unbound */
+	/*
+	 * Binding before validity: pairs with the acquire in
+	 * srdma_rkey_get(), which reads the binding after the flag.
+	 */
+	smp_store_release(&km->valid, true);
 out:
 	if (mr)
 		srdma_mr_put(mr);

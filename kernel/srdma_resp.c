@@ -139,6 +139,7 @@ void srdma_resp_rwqe_done(struct srdma_qp *qp)
 	if (qp->ibqp.srq)
 		return;
 	r->own++;
+	/* Slot read (copied) before the producer may reuse it. */
 	smp_store_release(&r->ctrl->cons, r->own);
 }
 
@@ -553,13 +554,12 @@ void srdma_uc_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	/* The placement code moves epsn on by one where it succeeds. */
 	resp->epsn = pkt->psn;
-	if (!srdma_resp_seq_ok(resp->cur_op, pkt->info->flags)) {
+	if (!srdma_resp_seq_ok(resp->cur_op, pkt->info->flags))
 		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_OUT_OF_WINDOW);
-	} else if (srdma_pkt_op(pkt) == SRDMA_OPF_SEND) {
+	else if (srdma_pkt_op(pkt) == SRDMA_OPF_SEND)
 		srdma_resp_send(qp, pkt, skb);
-	} else if (srdma_pkt_op(pkt) == SRDMA_OPF_WRITE) {
+	else if (srdma_pkt_op(pkt) == SRDMA_OPF_WRITE)
 		srdma_resp_write(qp, pkt, skb);
-	}
 	resp->epsn = srdma_psn_add(pkt->psn, 1);
 }
 

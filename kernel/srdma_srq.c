@@ -224,6 +224,7 @@ int srdma_srq_take(struct srdma_srq *srq, struct srdma_recv_wqe *w)
 	memcpy(w, r->buf + srdma_ring_slot(r->own, r->num) * r->stride,
 	       r->stride);
 	r->own++;
+	/* Slot copied before the producer may reuse it. */
 	smp_store_release(&r->ctrl->cons, r->own);
 	if (srq->limit && prod - r->own < srq->limit) {
 		srq->limit = 0;
