@@ -18,6 +18,8 @@
 #
 # Prints TAP; the gtest XML and text go to $SRDMA_OUT/NAME.{xml,txt}, NAME
 # being TEST-KIND_INIT-KIND_PEER[-swap][-v6], with the devices' counters.
+# The test gets each end's device, address, kind and network namespace
+# (SRDMA_{DEV,IP,KIND,NETNS}_{A,B}; an empty namespace is the initial one).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/guest/lib.sh
@@ -93,10 +95,14 @@ slug=$(printf '%s' "$netem" | tr -c 'a-zA-Z0-9' '_')
 name=${test_bin#srdma_}-$kind_a-$kind_b${swap:+-swap}${v6:+-v6}${netem:+-netem-$slug}
 if [ -z "$swap" ]; then
 	ends=(SRDMA_DEV_A=dev_init SRDMA_IP_A=$ip_init SRDMA_KIND_A="$kind_a"
-	      SRDMA_DEV_B=dev_peer SRDMA_IP_B=$ip_peer SRDMA_KIND_B="$kind_b")
+	      SRDMA_NETNS_A=
+	      SRDMA_DEV_B=dev_peer SRDMA_IP_B=$ip_peer SRDMA_KIND_B="$kind_b"
+	      SRDMA_NETNS_B=peer)
 else
 	ends=(SRDMA_DEV_A=dev_peer SRDMA_IP_A=$ip_peer SRDMA_KIND_A="$kind_b"
-	      SRDMA_DEV_B=dev_init SRDMA_IP_B=$ip_init SRDMA_KIND_B="$kind_a")
+	      SRDMA_NETNS_A=peer
+	      SRDMA_DEV_B=dev_init SRDMA_IP_B=$ip_init SRDMA_KIND_B="$kind_a"
+	      SRDMA_NETNS_B=)
 fi
 env "${ends[@]}" timeout 900 "$build/tests/$test_bin" --gtest_filter="$filter" \
 	--gtest_output="xml:$out/$name.xml" >"$out/$name.txt" 2>&1

@@ -67,13 +67,16 @@ runs=(
 	"srdma_dgram_test softrdma softrdma"
 	"--ipv6 srdma_dgram_test softrdma softrdma"
 	"srdma_mem_test softrdma softrdma"
+	"srdma_cm_test softrdma softrdma"
+	"--ipv6 srdma_cm_test softrdma softrdma"
 )
 # rdma_rxe of 6.1 has known use-after-free bugs that KASAN reports; it is a
 # peer on the stock kernels only.
 [ "${SRDMA_KUNIT:-0}" = 1 ] ||
 	runs+=("srdma_rc_test rxe softrdma" "--swap srdma_rc_test rxe softrdma"
 	       "srdma_dgram_test rxe softrdma" "--swap srdma_dgram_test rxe softrdma"
-	       "srdma_mem_test rxe softrdma")
+	       "srdma_mem_test rxe softrdma"
+	       "srdma_cm_test rxe softrdma" "--swap srdma_cm_test rxe softrdma")
 for run in "${runs[@]}"; do
 	tap=$out/pair-${run// /}.tap
 	tap=${tap//--/}
