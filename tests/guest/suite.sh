@@ -87,4 +87,8 @@ done
 tests/guest/perftest.sh >"$out/perftest.tap" 2>&1 || rc=1; cat "$out/perftest.tap"
 tests/guest/cm.sh >"$out/cm.tap" 2>&1 || rc=1; cat "$out/cm.tap"
 tests/guest/nvmeof.sh >"$out/nvmeof.tap" 2>&1 || rc=1; cat "$out/nvmeof.tap"
+# A million mutated packets on the test kernel (KASAN, lockdep, kmemleak
+# watching); fewer on the stock kernels.
+[ "${SRDMA_KUNIT:-0}" = 1 ] || export SRDMA_FUZZ_PACKETS=${SRDMA_FUZZ_PACKETS:-200000}
+tests/guest/fuzz.sh >"$out/fuzz.tap" 2>&1 || rc=1; cat "$out/fuzz.tap"
 exit $rc
