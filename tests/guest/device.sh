@@ -88,8 +88,8 @@ check "ibv_devinfo -v: RoCEv2 GID of 10.79.0.1" \
 	wait_for 5 sh -c "ibv_devinfo -v -d srdma0 | grep -E 'GID\[.*::ffff:10.79.0.1, RoCE v2'"
 check "ibv_devinfo -v: RoCEv2 GID of fd79::1" \
 	wait_for 5 sh -c "ibv_devinfo -v -d srdma0 | grep -E 'GID\[.*fd79::1, RoCE v2'"
-check "ibv_devinfo -v: atomics within the device; no SRQ or memory windows yet" \
-	bash -c "d=\$(ibv_devinfo -v -d srdma0); grep -q 'atomic_cap:.*ATOMIC_HCA' <<<\"\$d\" && grep -q 'max_srq:.*0\$' <<<\"\$d\" && grep -q 'max_mw:.*0\$' <<<\"\$d\""
+check "ibv_devinfo -v: atomics within the device; SRQs, windows, multicast; no XRC" \
+	bash -c "d=\$(ibv_devinfo -v -d srdma0); grep -q 'atomic_cap:.*ATOMIC_HCA' <<<\"\$d\" && grep -q 'max_srq:.*65536\$' <<<\"\$d\" && grep -q 'max_mw:.*[1-9]' <<<\"\$d\" && grep -q 'max_mcast_grp:.*[1-9]' <<<\"\$d\" && ! grep -q 'XRC' <<<\"\$d\""
 devinfo srdma0 >"$out/ibv_devinfo-srdma0.txt"
 
 # --- Port state follows the netdev ---------------------------------------------

@@ -140,17 +140,20 @@ TEST_F(VerbsTest, DeviceAttributesAreTruthful) {
   EXPECT_EQ(attr_.max_pkeys, 1);
   EXPECT_NE(attr_.node_guid, 0u);
   EXPECT_EQ(attr_.sys_image_guid, attr_.node_guid);
-  // Not implemented yet, so not advertised.
-  EXPECT_EQ(attr_.max_srq, 0);
-  EXPECT_EQ(attr_.max_mw, 0);
-  EXPECT_EQ(attr_.max_ah, 0);
+  EXPECT_GE(attr_.max_srq, 1024);
+  EXPECT_GE(attr_.max_srq_wr, 1024);
+  EXPECT_GE(attr_.max_mw, 1024);
+  EXPECT_GE(attr_.max_ah, 1024);
+  EXPECT_GE(attr_.max_mcast_grp, 1);
+  EXPECT_GE(attr_.max_mcast_qp_attach, 1);
   // Atomics are atomic among this device's own operations.
   EXPECT_EQ(attr_.atomic_cap, IBV_ATOMIC_HCA);
   EXPECT_GE(attr_.max_qp_rd_atom, 16);
   EXPECT_TRUE(attr_.device_cap_flags & IBV_DEVICE_RC_RNR_NAK_GEN);
-  EXPECT_EQ(attr_.device_cap_flags & (IBV_DEVICE_MEM_WINDOW |
-                                      IBV_DEVICE_XRC | IBV_DEVICE_SRQ_RESIZE),
-            0u);
+  EXPECT_TRUE(attr_.device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+  EXPECT_TRUE(attr_.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+  // Not implemented, so not advertised.
+  EXPECT_EQ(attr_.device_cap_flags & (IBV_DEVICE_XRC | IBV_DEVICE_SRQ_RESIZE), 0u);
 }
 
 TEST_F(VerbsTest, ExtendedQueryMatches) {
