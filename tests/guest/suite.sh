@@ -91,4 +91,5 @@ tests/guest/nvmeof.sh >"$out/nvmeof.tap" 2>&1 || rc=1; cat "$out/nvmeof.tap"
 # watching); fewer on the stock kernels.
 [ "${SRDMA_KUNIT:-0}" = 1 ] || export SRDMA_FUZZ_PACKETS=${SRDMA_FUZZ_PACKETS:-200000}
 tests/guest/fuzz.sh >"$out/fuzz.tap" 2>&1 || rc=1; cat "$out/fuzz.tap"
+tests/guest/teardown.sh >"$out/teardown.tap" 2>&1 || rc=1; cat "$out/teardown.tap"
 exit $rc

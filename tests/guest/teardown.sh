@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Teardown under load: a device goes away while 8 RC QPs carry traffic.
+#
+#   init netns (client)                        netns "peer" (server)
+#   dev_c -- veth0 10.80.0.1/24 ========== veth1 10.80.0.2/24 -- dev_s
+#
+# ib_write_bw -q 8 runs for 30 s between dev_c and dev_s; after 4 s one of
+#   1. rdma link delete dev_s      (the server's device)
+#   2. rdma link delete dev_c      (the client's device)
+#   3. ip link del veth1           (the server's netdev, and the pair)
+# The removal must finish within 20 s although processes hold the device
+# (they are disassociated: their rings stop, IBV_EVENT_DEVICE_FATAL), the
+# device must be gone, and the processes must end (by themselves or when
+# killed: a disassociated process may spin on a ring that no longer moves).
+# Last, rmmod and a clean kernel log. Prints TAP; logs in $SRDMA_OUT/teardown.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/guest/lib.sh
+. tests/guest/lib.sh
+# shellcheck source=tools/bench/lib.sh
+. tools/bench/lib.sh
+
+kver=${SRDMA_KVER:-$(uname -r)}
+build=${SRDMA_BUILD:-build}
+module=${SRDMA_MODULE:-build/kmod/$kver/softrdma.ko}
+out=${SRDMA_OUT:-/tmp}
+log=$out/teardown
+mark=$(dmesg_mark)
+mkdir -p "$log"
+
+check "provider installed" cmake --install "$build"
+grep -q '^softrdma ' /proc/modules || check "module loads" load_module "$module"
+if grep -q '^rdma_rxe ' /proc/modules; then
+	check "rdma_rxe unloaded" modprobe -r rdma_rxe
+fi
+ip netns add peer
+
+setup() {
+	ip link add veth0 type veth peer name veth1 netns peer &&
+		ip addr add 10.80.0.1/24 dev veth0 &&
+		ip link set veth0 up &&
+		ip -n peer addr add 10.80.0.2/24 dev veth1 &&
+		ip -n peer link set veth1 up &&
+		ip -n peer link set lo up &&
+		rdma link add dev_c type softrdma netdev veth0 &&
+		ip netns exec peer rdma link add dev_s type softrdma netdev veth1 &&
+		wait_gid dev_c 10.80.0.1 && wait_gid dev_s 10.80.0.2 &&
+		ping -c 1 -W 5 10.80.0.2 >/dev/null
+}
+
+gone() {	# DEV: no such device any more, in any namespace
+	! rdma link show 2>/dev/null | grep -q "link $1/" &&
+		! ip netns exec peer rdma link show 2>/dev/null | grep -q "link $1/"
+}
+
+# load NAME REMOVAL-CMD...: traffic, then the removal while it runs.
+port=18800
+load() {
+	local name=$1 spid cpid t rc=0
+	shift
+	port=$((port + 1))
+	ip netns exec peer timeout 60 stdbuf -oL ib_write_bw -d dev_s -x "$(gid_index dev_s 10.80.0.2)" \
+		-p $port -q 8 -D 30 -F >"$log/$name.srv" 2>&1 &
+	spid=$!
+	sleep 2
+	timeout 60 stdbuf -oL ib_write_bw -d dev_c -x "$(gid_index dev_c 10.80.0.1)" -p $port \
+		-q 8 -D 30 -F 10.80.0.2 >"$log/$name.cli" 2>&1 &
+	cpid=$!
+	sleep 4
+	# Traffic flows: the client's device has sent thousands of packets.
+	if [ "$(rdma statistic show link dev_c/1 2>/dev/null |
+		tr ' ' '\n' | grep -A1 '^tx_packets$' | tail -n 1)" -lt 1000 ]; then
+		echo "$name: the traffic did not start"
+		tail -n 5 "$log/$name.cli" "$log/$name.srv"
+		rc=1
+	fi
+	if ! timeout 20 "$@"; then
+		echo "$name: removal failed or took over 20 s: $*"
+		rc=1
+	fi
+	# The processes end: by themselves (an error, or their 30 s), or
+	# killed after 40 s.
+	t=400
+	while [ $t -gt 0 ] && { kill -0 $spid 2>/dev/null || kill -0 $cpid 2>/dev/null; }; do
+		sleep 0.1
+		t=$((t - 1))
+	done
+	kill -9 $spid $cpid 2>/dev/null
+	wait $spid $cpid 2>/dev/null
+	return $rc
+}
+
+check "set up dev_c and dev_s" setup
+check "rdma link delete dev_s under traffic" load del_srv \
+	ip netns exec peer rdma link delete dev_s
+check "dev_s is gone" gone dev_s
+ip link del veth0 2>/dev/null
+rdma link delete dev_c 2>/dev/null
+
+check "set up again" setup
+check "rdma link delete dev_c under traffic" load del_cli rdma link delete dev_c
+check "dev_c is gone" gone dev_c
+ip netns exec peer rdma link delete dev_s 2>/dev/null
+ip link del veth0 2>/dev/null
+
+check "set up again" setup
+check "netdev removal (veth1) under traffic" load del_netdev \
+	ip -n peer link del veth1
+check "dev_s went with its netdev" wait_for 10 gone dev_s
+check "dev_c went with its netdev (the veth pair)" wait_for 10 gone dev_c
+
+check "netns removal" ip netns del peer
+check "rmmod softrdma" rmmod softrdma
+check "kernel logged no warning" kernel_clean_since "$mark"
+tap_finish
