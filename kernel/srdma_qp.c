@@ -55,9 +55,8 @@ static int srdma_qp_check_init(struct srdma_dev *sdev,
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
-	/* An SRQ serves RC and UD QPs (IBTA 10.2.9.1). */
-	if (init->srq && init->qp_type != IB_QPT_RC &&
-	    init->qp_type != IB_QPT_UD)
+	/* An SRQ serves RC, UC and UD QPs, not QP1 (IBTA 10.2.9.1). */
+	if (init->srq && init->qp_type == IB_QPT_GSI)
 		return -EINVAL;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
