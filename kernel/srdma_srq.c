@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Shared receive queues (IBTA 10.2.9): one ring of receive WQEs that any
- * number of QPs (RC, UC, UD) take from. The ring has the layout and the rules
- * of a QP's RQ (softrdma-abi.h); the consumer side is shared, so a QP
+ * number of QPs (RC, UC, UD) take from. The ring has the layout and the
+ * rules of a QP's RQ (softrdma-abi.h); the consumer side is shared, so a QP
  * takes a WQE under srq->lock, copies it into its own responder state and
  * hands the slot back at once: from then on the WQE belongs to that QP,
  * which completes it into its own receive CQ (or flushes it, should the QP
