@@ -330,11 +330,15 @@ static void srdma_wq_flush(struct srdma_qp *qp, bool send)
 			cqe.wr_id = READ_ONCE(((const struct srdma_recv_wqe *)slot)->wr_id);
 			cqe.opcode = IB_WC_RECV;
 		}
-		if (!srdma_cq_post(to_scq(ibcq), &cqe, false))
-			break;
 		r->own++;
-		/* Slot read before it is handed back to the producer. */
+		/*
+		 * Slot read (the CQE is built) before it is handed back, and
+		 * handed back before the completion is visible, as for any
+		 * completion: a process that sees it may post at once.
+		 */
 		smp_store_release(&r->ctrl->cons, r->own);
+		if (!srdma_cq_post(to_scq(ibcq), &cqe, false))
+			break;	/* the CQ overflowed: it is in error now */
 	}
 	if (send) {
 		qp->req.fetch = r->own;
