@@ -290,7 +290,16 @@ static int srdma_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
-		ib_unregister_device_queued(&sdev->ibdev);
+		/*
+		 * Once, while the device is registered: the event comes again
+		 * every second for as long as the netdev is still referenced
+		 * (netdev_wait_allrefs_any()), and the device holds a
+		 * reference until its unregistration, queued now, completes.
+		 */
+		if (ib_device_try_get(&sdev->ibdev)) {
+			ib_unregister_device_queued(&sdev->ibdev);
+			ib_device_put(&sdev->ibdev);
+		}
 		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:

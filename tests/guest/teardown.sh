@@ -6,7 +6,8 @@
 #   init netns (client)                        netns "peer" (server)
 #   dev_c -- veth0 10.80.0.1/24 ========== veth1 10.80.0.2/24 -- dev_s
 #
-# ib_write_bw -q 8 runs for 30 s between dev_c and dev_s; after 4 s one of
+# ib_write_bw -q 8 runs for up to 60 s between dev_c and dev_s; once it
+# moves, one of
 #   1. rdma link delete dev_s      (the server's device)
 #   2. rdma link delete dev_c      (the client's device)
 #   3. ip link del veth1           (the server's netdev, and the pair)
@@ -55,23 +56,27 @@ gone() {	# DEV: no such device any more, in any namespace
 		! ip netns exec peer rdma link show 2>/dev/null | grep -q "link $1/"
 }
 
+tx_over() {	# N: dev_c has sent more than N packets
+	[ "$(rdma statistic show link dev_c/1 2>/dev/null |
+		tr ' ' '\n' | grep -A1 '^tx_packets$' | tail -n 1)" -gt "$1" ]
+}
+
 # load NAME REMOVAL-CMD...: traffic, then the removal while it runs.
 port=18800
 load() {
 	local name=$1 spid cpid t rc=0
 	shift
 	port=$((port + 1))
-	ip netns exec peer timeout 60 stdbuf -oL ib_write_bw -d dev_s -x "$(gid_index dev_s 10.80.0.2)" \
-		-p $port -q 8 -D 30 -F >"$log/$name.srv" 2>&1 &
+	ip netns exec peer timeout 90 stdbuf -oL ib_write_bw -d dev_s -x "$(gid_index dev_s 10.80.0.2)" \
+		-p $port -q 8 -D 60 -F >"$log/$name.srv" 2>&1 &
 	spid=$!
 	sleep 2
-	timeout 60 stdbuf -oL ib_write_bw -d dev_c -x "$(gid_index dev_c 10.80.0.1)" -p $port \
-		-q 8 -D 30 -F 10.80.0.2 >"$log/$name.cli" 2>&1 &
+	timeout 90 stdbuf -oL ib_write_bw -d dev_c -x "$(gid_index dev_c 10.80.0.1)" -p $port \
+		-q 8 -D 60 -F 10.80.0.2 >"$log/$name.cli" 2>&1 &
 	cpid=$!
-	sleep 4
-	# Traffic flows: the client's device has sent thousands of packets.
-	if [ "$(rdma statistic show link dev_c/1 2>/dev/null |
-		tr ' ' '\n' | grep -A1 '^tx_packets$' | tail -n 1)" -lt 1000 ]; then
+	# Traffic flows: the client's device has sent thousands of packets
+	# (perftest takes a few seconds to start, many more under KASAN).
+	if ! wait_for 60 tx_over 1000; then
 		echo "$name: the traffic did not start"
 		tail -n 5 "$log/$name.cli" "$log/$name.srv"
 		rc=1
