@@ -92,9 +92,16 @@ tests/guest/nvmeof.sh >"$out/nvmeof.tap" 2>&1 || rc=1; cat "$out/nvmeof.tap"
 [ "${SRDMA_KUNIT:-0}" = 1 ] || export SRDMA_FUZZ_PACKETS=${SRDMA_FUZZ_PACKETS:-200000}
 tests/guest/fuzz.sh >"$out/fuzz.tap" 2>&1 || rc=1; cat "$out/fuzz.tap"
 tests/guest/teardown.sh >"$out/teardown.tap" 2>&1 || rc=1; cat "$out/teardown.tap"
-# Network faults (about a minute and a half): on 6.1 only, like net.sh.
+# Network faults (about a minute and a half) and scale: on 6.1 only, like
+# net.sh.
 if [ "${SRDMA_KVER#6.1.}" != "$SRDMA_KVER" ] && [ "${SRDMA_KUNIT:-0}" != 1 ]; then
 	tests/guest/netem.sh >"$out/netem.tap" 2>&1 || rc=1
 	cat "$out/netem.tap"
+	# 10,000 connected QPs per device, and 1,000 churn cycles (about six
+	# minutes; SRDMA_CHURN_CYCLES=100000 for a soak).
+	SRDMA_CHURN_CYCLES=${SRDMA_CHURN_CYCLES:-1000} \
+		tests/guest/pair.sh srdma_scale_test softrdma softrdma \
+		>"$out/scale.tap" 2>&1 || rc=1
+	cat "$out/scale.tap"
 fi
 exit $rc
