@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -353,6 +354,77 @@ TEST_F(RcTest, RnrThenReceivePosted) {
   EXPECT_EQ(Poll(b_.cq, 1).size(), 1u);
   EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 100), 0);
 }
+
+// IBTA 9.7.5.2.8: a requester whose SEND is RNR NAKed waits for the timer
+// the NAK encodes and tries again, rnr_retry times; 7 means without limit.
+// Each attempt is NAKed here, so the NAKs counted by the softrdma end are
+// rnr_retry + 1, and the requester waited at least rnr_retry timers.
+std::string CounterPath(ibv_context* ctx, const char* name) {
+  return std::string("/sys/class/infiniband/") + ibv_get_device_name(ctx->device) +
+         "/ports/1/hw_counters/" + name;
+}
+
+// The core caches a port's counters for RDMA_HW_STATS_DEFAULT_LIFESPAN
+// (10 ms) after a read; wait that out so that the value is fresh.
+long ReadCounter(ibv_context* ctx, const char* name) {
+  usleep(25000);
+  FILE* f = std::fopen(CounterPath(ctx, name).c_str(), "r");
+  long v = -1;
+  if (!f) return -1;
+  if (std::fscanf(f, "%ld", &v) != 1) v = -1;
+  std::fclose(f);
+  return v;
+}
+
+class RnrRetryTest : public RcTest, public ::testing::WithParamInterface<int> {
+ protected:
+  // The RNR NAKs that reached A, counted where softrdma runs.
+  long RnrNaks() {
+    if (Env("SRDMA_KIND_A", "softrdma") == "softrdma")
+      return ReadCounter(a_dev_->ctx, "rx_rnr_naks");
+    return ReadCounter(b_dev_->ctx, "tx_rnr_naks");
+  }
+};
+
+TEST_P(RnrRetryTest, RetriesAsManyTimesAsAsked) {
+  const int retries = GetParam();
+  ConnOpts o;
+  o.rnr_retry = retries;
+  o.min_rnr_timer = 14;  // 1.28 ms
+  ASSERT_NO_FATAL_FAILURE(Pair(4096, o));
+  const long before = RnrNaks();
+  ASSERT_GE(before, 0) << "no RNR NAK counter";
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 10, 1), 0);
+  if (retries == 7) {
+    // Infinite: still retrying well after 7 NAKs, then the receive lets
+    // the message through.
+    long naks = 0;
+    for (int i = 0; i < 2000 && naks <= 10; i++) {
+      usleep(1000);
+      naks = RnrNaks() - before;
+    }
+    EXPECT_GT(naks, 10);
+    EXPECT_TRUE(Poll(a_.cq, 1, 10).empty());
+    ASSERT_EQ(PostRecv(b_, 0, 64, 2), 0);
+    auto sw = Poll(a_.cq, 1);
+    ASSERT_EQ(sw.size(), 1u);
+    EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(sw[0].status);
+    EXPECT_EQ(Poll(b_.cq, 1).size(), 1u);
+    return;
+  }
+  auto sw = Poll(a_.cq, 1);
+  auto waited = std::chrono::steady_clock::now() - t0;
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].status, IBV_WC_RNR_RETRY_EXC_ERR) << ibv_wc_status_str(sw[0].status);
+  EXPECT_EQ(RnrNaks() - before, retries + 1);
+  EXPECT_GE(waited, std::chrono::microseconds(1280) * retries);
+  // The QP is in the error state: a new receive on B is not reached.
+  EXPECT_TRUE(Poll(b_.cq, 1, 10).empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Rnr, RnrRetryTest, ::testing::Range(0, 8),
+                         [](const auto& info) { return "rnr_retry_" + std::to_string(info.param); });
 
 TEST_F(RcTest, PeerGoneRetryExceeded) {
   ConnOpts o;
