@@ -7,10 +7,11 @@
 #   init netns                                  netns "peer"
 #   srdma_fuzz (raw socket)                    dev_fz (softrdma): the target,
 #     veth0 10.80.0.1 ======================== veth1 10.80.0.2; its QPs are
-#                                              the fuzzer's own
+#           fd80::1                                  fd80::2  the fuzzer's own
 #
 # SRDMA_FUZZ_PACKETS packets (default 1000000; the stock kernels' runs in
-# tests/run use fewer), seed SRDMA_FUZZ_SEED. Afterwards a second device
+# tests/run use fewer), three quarters over IPv4 and a quarter over IPv6,
+# seed SRDMA_FUZZ_SEED. Afterwards a second device
 # dev_ok on veth0 runs ibv_rc_pingpong and ibv_ud_pingpong against dev_fz,
 # the drops the target counted are printed, and the kernel must have
 # logged nothing (on the test kernel: no KASAN, lockdep or kmemleak
@@ -42,22 +43,31 @@ fi
 ip netns add peer
 ip link add veth0 type veth peer name veth1 netns peer
 ip addr add 10.80.0.1/24 dev veth0
+ip -6 addr add fd80::1/64 dev veth0 nodad
 ip link set veth0 up
 ip -n peer addr add 10.80.0.2/24 dev veth1
+ip -n peer -6 addr add fd80::2/64 dev veth1 nodad
 ip -n peer link set veth1 up
 ip -n peer link set lo up
 check "target device dev_fz on veth1 in netns peer" \
 	ip netns exec peer rdma link add dev_fz type softrdma netdev veth1
 check "RoCEv2 GID of 10.80.0.2 on dev_fz" wait_gid dev_fz 10.80.0.2
 check "neighbours resolve" sh -c \
-	'ping -c 1 -W 5 10.80.0.2 && ip netns exec peer ping -c 1 -W 5 10.80.0.1'
+	'ping -c 1 -W 5 10.80.0.2 && ip netns exec peer ping -c 1 -W 5 10.80.0.1 &&
+	 ping -6 -c 1 -W 5 fd80::2 && ip netns exec peer ping -6 -c 1 -W 5 fd80::1'
 
 ip netns exec peer rdma statistic show link dev_fz/1 >"$PT_LOG/stats-before.txt" 2>&1
 start=$(date +%s)
-check "srdma_fuzz: $packets packets, seed $seed" \
+v6=$((packets / 4))
+v4=$((packets - v6))
+check "srdma_fuzz: $v4 IPv4 packets, seed $seed" \
 	sh -c "'$build/tools/srdma_fuzz' --dev dev_fz --dst 10.80.0.2 --src 10.80.0.1 \
-		--packets $packets --seed $seed >'$PT_LOG/fuzz.txt' 2>&1 ||
+		--packets $v4 --seed $seed >'$PT_LOG/fuzz.txt' 2>&1 ||
 		{ tail -n 20 '$PT_LOG/fuzz.txt'; exit 1; }"
+check "srdma_fuzz: $v6 IPv6 packets, seed $seed" \
+	sh -c "'$build/tools/srdma_fuzz' --dev dev_fz --dst fd80::2 --src fd80::1 \
+		--packets $v6 --seed $seed >'$PT_LOG/fuzz6.txt' 2>&1 ||
+		{ tail -n 20 '$PT_LOG/fuzz6.txt'; exit 1; }"
 secs=$(($(date +%s) - start))
 ip netns exec peer rdma statistic show link dev_fz/1 >"$PT_LOG/stats-after.txt" 2>&1
 diag "$packets packets in ${secs} s; the target counted:"

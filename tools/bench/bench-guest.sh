@@ -30,11 +30,13 @@
 # every column, then rep 2... A drift in the host's load then touches all
 # columns alike. Figures are medians over the reps.
 #
-# Environment: BENCH_REPS (default 3; 0 skips the matrix), BENCH_ONE_DEVICE=1
+# Environment: BENCH_REPS (default 3; 0 skips the matrix), BENCH_DB_DELAY
+# (default 100us: the one-way delay of the doorbell count), BENCH_ONE_DEVICE=1
 # (the third column), BENCH_PROFILE=1 (perf record -a of a 64 B and a
 # 64 KiB ib_write_bw per column), SRDMA_KVER, SRDMA_BUILD, SRDMA_MODULE,
 # SRDMA_OUT (results: bench.txt, bench.tsv, bench-raw.tsv, syscalls.tsv,
-# stats-DEV.txt, profile-*.txt, logs/). Progress goes to stderr.
+# doorbells.tsv, stats-DEV.txt, profile-*.txt, logs/). Progress goes to
+# stderr.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/guest/lib.sh
@@ -211,6 +213,45 @@ for c in "${cols[@]}"; do
 		printf '%s\t%s\t%s\t%s\n' "$c" "$n" "$calls" "$sys_tool" >>"$syscalls"
 	done
 done
+
+# Doorbells of softrdma alone, per message size, with the veth as it is
+# (every round trip ends inside the doorbell call that started it: the
+# receiver runs in the softirq the sender raised, so the transport is idle
+# again when the process posts next) and with a round trip of twice
+# BENCH_DB_DELAY (netem on both ends), as between two hosts: while ACKs
+# are outstanding the transport reads new WQEs by itself. Steady-state
+# counts as above: the difference between two iteration counts.
+db_delay=${BENCH_DB_DELAY:-100us}
+doorbells=$out/doorbells.tsv
+printf 'size\tdelay\tposts\tcalls\n' >"$doorbells"
+if [ $sys_tool = perf ]; then
+	for delay in 0 "$db_delay"; do
+		for l in "ba va" "bb vb"; do
+			read -r ns nd <<<"$l"
+			[ "$delay" = 0 ] ||
+				ip netns exec "$ns" tc qdisc replace dev "$nd" root \
+					netem delay "$delay" limit 100000
+		done
+		for sz in "64 2000 10000" "4096 1000 5000" "65536 200 1000"; do
+			read -r s n1 n2 <<<"$sz"
+			for n in $n1 $n2; do
+				f=$PT_LOG/doorbells-$s-$delay-$n.txt
+				PT_CLI_WRAP="perf stat -x, -e syscalls:sys_enter_write,syscalls:sys_enter_ioctl -o $f"
+				if run_col "doorbells-$s-$delay-$n" softrdma ib_write_bw \
+					-s "$s" -n "$n" >"$PT_LOG/doorbells-$s-$delay-$n.err" 2>&1; then
+					calls=$(awk -F, '/sys_enter/ { s += $1 } END { print s + 0 }' "$f")
+				else
+					calls=-
+				fi
+				printf '%s\t%s\t%s\t%s\n' "$s" "$delay" "$n" "$calls" >>"$doorbells"
+			done
+		done
+		for l in "ba va" "bb vb"; do
+			read -r ns nd <<<"$l"
+			ip netns exec "$ns" tc qdisc del dev "$nd" root 2>/dev/null
+		done
+	done
+fi
 unset PT_CLI_WRAP
 
 # --- Profiles (BENCH_PROFILE=1) ---------------------------------------------
@@ -245,6 +286,23 @@ cat /proc/net/softnet_stat >"$out/softnet_stat.txt"
 # --- Report -----------------------------------------------------------------
 tools/bench/report "$raw" "$syscalls" "$kver" "$reps" "$out/bench.tsv" \
 	"${tests[@]}" >"$out/bench.txt" || die "report failed"
+# Doorbells per 1000 posts: (calls(n2) - calls(n1)) * 1000 / (n2 - n1).
+awk -F'\t' -v d="$db_delay" 'NR > 1 && $4 != "-" {
+		k = $1 "|" $2
+		if (!(k in n1)) { n1[k] = $3; c1[k] = $4 } else { n2[k] = $3; c2[k] = $4 }
+		if (!($1 in seen)) { seen[$1] = 1; sizes[ns++] = $1 }
+	}
+	function per(k) {
+		return (k in n2) ? sprintf("%.0f", (c2[k] - c1[k]) * 1000 / (n2[k] - n1[k])) : "-"
+	}
+	END {
+		if (!ns) exit
+		print ""
+		print "softrdma doorbell system calls per 1000 posts, ib_write_bw (perf stat)"
+		printf "%-10s %14s %24s\n", "size (B)", "veth as is", "netem delay " d " each way"
+		for (i = 0; i < ns; i++)
+			printf "%-10s %14s %24s\n", sizes[i], per(sizes[i] "|0"), per(sizes[i] "|" d)
+	}' "$doorbells" >>"$out/bench.txt"
 cat "$out/bench.txt"
 
 # Leave the guest as found (and let rxe's teardown run under our eyes).

@@ -6,9 +6,11 @@
 //
 // The tool opens DEV itself and gives it targets: RC and UC QPs (connected
 // to QP numbers at --src that do not exist), UD QPs, receive WQEs, and a
-// region with every remote right. It then sends --packets IPv4 datagrams
-// from --src to DEV's address --dst, UDP port 4791, through a raw socket
-// (IP_HDRINCL), so that it controls every byte from the IP header on.
+// region with every remote right. It then sends --packets IPv4 or IPv6
+// datagrams (as --dst is) from --src to DEV's address --dst, UDP port
+// 4791, through a raw socket (IP_HDRINCL, or IPPROTO_RAW for IPv6), so
+// that it controls every byte from the IP header on. IPv6 datagrams carry
+// a valid UDP checksum, which IPv6 requires; IPv4 ones carry none.
 //
 // Each packet starts as a structured packet of a random opcode of every
 // transport (RC, UC, UD, CNP, the reserved ranges), addressed to one of
@@ -29,8 +31,7 @@
 #include <endian.h>
 #include <getopt.h>
 #include <infiniband/verbs.h>
-#include <netinet/ip.h>
-#include <netinet/udp.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -66,26 +67,54 @@ uint32_t Crc32(uint32_t crc, const uint8_t* p, size_t n) {
   return crc;
 }
 
-// ICRC of an IPv4 RoCEv2 packet (IBTA Annex A17.3.3): @pkt is the whole
-// datagram from the IP header to the last byte before the ICRC.
-uint32_t Icrc(const std::vector<uint8_t>& pkt) {
+// ICRC of a RoCEv2 packet (IBTA Annex A17.3.3): @pkt is the whole
+// datagram from the IP header (@iplen bytes: 20 for IPv4, 40 for IPv6) to
+// the last byte before the ICRC. The fields routers may change are masked
+// with ones: TOS, TTL and header checksum of IPv4; traffic class, flow
+// label and hop limit of IPv6; the UDP checksum; the BTH's resv8a.
+uint32_t Icrc(const std::vector<uint8_t>& pkt, size_t iplen) {
   std::vector<uint8_t> m(8 + pkt.size(), 0xff);
   std::memcpy(m.data() + 8, pkt.data(), pkt.size());
   uint8_t* ip = m.data() + 8;
-  ip[1] = 0xff;                           // TOS
-  ip[8] = 0xff;                           // TTL
-  ip[10] = ip[11] = 0xff;                 // header checksum
-  ip[20 + 6] = ip[20 + 7] = 0xff;         // UDP checksum
-  if (m.size() > 8 + 28 + 4) ip[28 + 4] = 0xff;  // BTH resv8a
+  if (iplen == 20) {
+    ip[1] = 0xff;
+    ip[8] = 0xff;
+    ip[10] = ip[11] = 0xff;
+  } else {
+    ip[0] |= 0x0f;
+    ip[1] = ip[2] = ip[3] = 0xff;
+    ip[7] = 0xff;
+  }
+  ip[iplen + 6] = ip[iplen + 7] = 0xff;
+  if (pkt.size() > iplen + 8 + 4) ip[iplen + 8 + 4] = 0xff;
   return ~Crc32(0xffffffffu, m.data(), m.size());
 }
 
-uint16_t IpChecksum(const uint8_t* p, size_t n) {
-  uint32_t s = 0;
-  for (size_t i = 0; i + 1 < n; i += 2) s += (p[i] << 8) | p[i + 1];
-  while (s >> 16) s = (s & 0xffff) + (s >> 16);
-  return htons(static_cast<uint16_t>(~s));
+// The Internet checksum of @n bytes, folded from @sum.
+uint16_t InetChecksum(const uint8_t* p, size_t n, uint32_t sum = 0) {
+  for (size_t i = 0; i + 1 < n; i += 2) sum += (p[i] << 8) | p[i + 1];
+  if (n % 2) sum += p[n - 1] << 8;
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return htons(static_cast<uint16_t>(~sum));
 }
+
+// An IPv4 address as a RoCEv2 GID (IPv4-mapped), or an IPv6 one as is.
+struct Addr {
+  bool v6 = false;
+  std::array<uint8_t, 16> gid{};
+
+  bool Parse(const std::string& s) {
+    in_addr a4{};
+    if (inet_pton(AF_INET, s.c_str(), &a4) == 1) {
+      gid[10] = gid[11] = 0xff;
+      std::memcpy(gid.data() + 12, &a4, 4);
+      return true;
+    }
+    v6 = true;
+    return inet_pton(AF_INET6, s.c_str(), gid.data()) == 1;
+  }
+  const uint8_t* v4() const { return gid.data() + 12; }
+};
 
 // Extended headers of an opcode (IBTA 9.2, Table 38), in order.
 enum Ext : uint32_t {
@@ -117,7 +146,7 @@ struct Target {
 
 class Fuzzer {
  public:
-  Fuzzer(const std::string& dev, uint32_t src, uint32_t dst, uint64_t seed)
+  Fuzzer(const std::string& dev, const Addr& src, const Addr& dst, uint64_t seed)
       : src_(src), dst_(dst), rng_(seed), dev_name_(dev) {}
 
   bool Open() {
@@ -140,18 +169,28 @@ class Fuzzer {
     for (int i = 0; i < 2; i++) Add(IBV_QPT_UD);
     for (auto& t : targets_)
       if (!Up(t)) return Fail("bring QP up");
-    sock_ = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+    sock_ = socket(dst_.v6 ? AF_INET6 : AF_INET, SOCK_RAW, IPPROTO_RAW);
     if (sock_ < 0) return Fail(std::string("raw socket: ") + strerror(errno));
     return true;
   }
 
   bool Run(uint64_t packets) {
-    sockaddr_in to = {};
-    to.sin_family = AF_INET;
-    to.sin_addr.s_addr = dst_;
+    sockaddr_storage to = {};
+    socklen_t tolen;
+    if (dst_.v6) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&to);
+      a->sin6_family = AF_INET6;
+      std::memcpy(&a->sin6_addr, dst_.gid.data(), 16);
+      tolen = sizeof(*a);
+    } else {
+      auto* a = reinterpret_cast<sockaddr_in*>(&to);
+      a->sin_family = AF_INET;
+      std::memcpy(&a->sin_addr, dst_.v4(), 4);
+      tolen = sizeof(*a);
+    }
     for (uint64_t i = 0; i < packets; i++) {
       std::vector<uint8_t> p = Build();
-      if (sendto(sock_, p.data(), p.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to)) < 0 &&
+      if (sendto(sock_, p.data(), p.size(), 0, reinterpret_cast<sockaddr*>(&to), tolen) < 0 &&
           errno != ENOBUFS && errno != EMSGSIZE && errno != EINVAL)
         return Fail(std::string("sendto: ") + strerror(errno));
       sent_++;
@@ -182,7 +221,7 @@ class Fuzzer {
     for (int i = 0; i < port.gid_tbl_len && i < 256; i++) {
       ibv_gid_entry e = {};
       if (ibv_query_gid_ex(ctx_, 1, i, &e, 0) || e.gid_type != IBV_GID_TYPE_ROCE_V2) continue;
-      if (std::memcmp(e.gid.raw + 12, &dst_, 4) == 0 && e.gid.raw[10] == 0xff) {
+      if (std::memcmp(e.gid.raw, dst_.gid.data(), 16) == 0) {
         gid_index_ = i;
         return true;
       }
@@ -233,8 +272,7 @@ class Fuzzer {
       a.ah_attr.is_global = 1;
       a.ah_attr.grh.sgid_index = gid_index_;
       a.ah_attr.grh.hop_limit = 64;
-      a.ah_attr.grh.dgid.raw[10] = a.ah_attr.grh.dgid.raw[11] = 0xff;
-      std::memcpy(a.ah_attr.grh.dgid.raw + 12, &src_, 4);
+      std::memcpy(a.ah_attr.grh.dgid.raw, src_.gid.data(), 16);
       a.ah_attr.port_num = 1;
       mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
       if (t.qp->qp_type == IBV_QPT_RC) {
@@ -391,30 +429,23 @@ class Fuzzer {
     Mutate(b);
     per_op_[b.empty() ? 0 : b[0]]++;
 
-    // IPv4 and UDP headers; the UDP checksum 0 (none), as RoCEv2 allows.
-    size_t total = 28 + b.size() + 4;
+    const size_t iplen = dst_.v6 ? 40 : 20;
+    const size_t udplen = 8 + b.size() + 4;
+    const size_t total = iplen + udplen;
     std::vector<uint8_t> p(total - 4, 0);
-    p[0] = 0x45;
-    p[2] = total >> 8;
-    p[3] = total & 0xff;
-    uint16_t id = static_cast<uint16_t>(rng_());
-    p[4] = id >> 8;
-    p[5] = id & 0xff;
-    p[6] = 0x40;  // DF
-    p[8] = 64;
-    p[9] = IPPROTO_UDP;
-    std::memcpy(&p[12], &src_, 4);
-    std::memcpy(&p[16], &dst_, 4);
-    uint16_t sum = IpChecksum(p.data(), 20);
-    std::memcpy(&p[10], &sum, 2);
+    if (dst_.v6)
+      Ipv6Header(p.data(), udplen);
+    else
+      Ipv4Header(p.data(), total);
+    uint8_t* udp = &p[iplen];
     uint16_t sport = htons(static_cast<uint16_t>(49152 + rng_() % 16384));
     uint16_t dport = htons(kRoceV2Port);
-    uint16_t ulen = htons(static_cast<uint16_t>(8 + b.size() + 4));
-    std::memcpy(&p[20], &sport, 2);
-    std::memcpy(&p[22], &dport, 2);
-    std::memcpy(&p[24], &ulen, 2);
-    if (!b.empty()) std::memcpy(&p[28], b.data(), b.size());
-    uint32_t icrc = Icrc(p);
+    uint16_t ulen = htons(static_cast<uint16_t>(udplen));
+    std::memcpy(udp, &sport, 2);
+    std::memcpy(udp + 2, &dport, 2);
+    std::memcpy(udp + 4, &ulen, 2);
+    if (!b.empty()) std::memcpy(udp + 8, b.data(), b.size());
+    uint32_t icrc = Icrc(p, iplen);
     if (rng_() % 10 == 0) {
       icrc ^= 1u << (rng_() % 32);
       bad_icrc_++;
@@ -422,7 +453,48 @@ class Fuzzer {
     icrc = htole32(icrc);
     p.resize(total);
     std::memcpy(&p[total - 4], &icrc, 4);
+    if (dst_.v6) {
+      // The pseudo-header (RFC 8200 8.1): addresses, length, next header.
+      uint32_t sum = udplen + IPPROTO_UDP;
+      for (size_t i = 8; i < 40; i += 2) sum += (p[i] << 8) | p[i + 1];
+      uint16_t c = InetChecksum(udp, udplen, sum);
+      if (!c) c = 0xffff;
+      std::memcpy(udp + 6, &c, 2);
+    }
     return p;
+  }
+
+  // IPv4: DF, TTL 64, no options; the UDP checksum stays 0 (none), as
+  // RoCEv2 allows.
+  void Ipv4Header(uint8_t* p, size_t total) {
+    p[0] = 0x45;
+    p[1] = static_cast<uint8_t>(rng_() % 4 ? 0 : rng_());  // DSCP, ECN
+    p[2] = total >> 8;
+    p[3] = total & 0xff;
+    uint16_t id = static_cast<uint16_t>(rng_());
+    p[4] = id >> 8;
+    p[5] = id & 0xff;
+    p[6] = 0x40;
+    p[8] = 64;
+    p[9] = IPPROTO_UDP;
+    std::memcpy(&p[12], src_.v4(), 4);
+    std::memcpy(&p[16], dst_.v4(), 4);
+    uint16_t sum = InetChecksum(p, 20);
+    std::memcpy(&p[10], &sum, 2);
+  }
+
+  // IPv6: a random traffic class and flow label now and then (the ICRC
+  // masks both), hop limit 64.
+  void Ipv6Header(uint8_t* p, size_t payload) {
+    uint32_t vtf = 6u << 28;
+    if (rng_() % 4 == 0) vtf |= static_cast<uint32_t>(rng_()) & 0x0fffffffu;
+    for (int i = 0; i < 4; i++) p[i] = static_cast<uint8_t>(vtf >> (24 - 8 * i));
+    p[4] = payload >> 8;
+    p[5] = payload & 0xff;
+    p[6] = IPPROTO_UDP;
+    p[7] = 64;
+    std::memcpy(&p[8], src_.gid.data(), 16);
+    std::memcpy(&p[24], dst_.gid.data(), 16);
   }
 
   // Half the packets go as built (deep paths); the others get one to
@@ -468,7 +540,7 @@ class Fuzzer {
     }
   }
 
-  uint32_t src_, dst_;
+  Addr src_, dst_;
   std::mt19937_64 rng_;
   std::string dev_name_;
   ibv_context* ctx_ = nullptr;
@@ -486,7 +558,8 @@ class Fuzzer {
 
 void Usage() {
   std::fprintf(stderr,
-               "usage: srdma_fuzz --dev DEV --dst IPV4 --src IPV4 [--packets N] [--seed S]\n");
+               "usage: srdma_fuzz --dev DEV --dst IP --src IP [--packets N] [--seed S]\n"
+               "  (both addresses IPv4, or both IPv6)\n");
 }
 
 }  // namespace
@@ -510,13 +583,12 @@ int main(int argc, char** argv) {
       default: Usage(); return 2;
     }
   }
-  in_addr s{}, d{};
-  if (dev.empty() || inet_pton(AF_INET, src.c_str(), &s) != 1 ||
-      inet_pton(AF_INET, dst.c_str(), &d) != 1) {
+  Addr s, d;
+  if (dev.empty() || !s.Parse(src) || !d.Parse(dst) || s.v6 != d.v6) {
     Usage();
     return 2;
   }
-  Fuzzer f(dev, s.s_addr, d.s_addr, seed);
+  Fuzzer f(dev, s, d, seed);
   if (!f.Open() || !f.Run(packets)) return 1;
   f.Report();
   return 0;
