@@ -106,8 +106,11 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 		srdma_qp_flush(qp);
 		return false;
 	}
-	if (srdma_qp_is_ud(qp))
-		return srdma_ud_tx(qp, q, &budget);
+	if (srdma_qp_is_ud(qp)) {
+		/* Datagrams complete once built: busy while WQEs wait. */
+		more = srdma_ud_tx(qp, q, &budget);
+		return srdma_qp_update_polling(qp, more) || more;
+	}
 	more = srdma_resp_tx(qp, q, &budget);
 	more |= srdma_req_tx(qp, q, &budget);
 	if (qp->req.una != qp->req.max_psn &&

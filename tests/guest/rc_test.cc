@@ -443,6 +443,62 @@ TEST_F(RcTest, PeerGoneRetryExceeded) {
   EXPECT_EQ(sw[1].status, IBV_WC_WR_FLUSH_ERR);
 }
 
+// Run @cmd in network namespace @ns ("" is the initial one).
+int InNetns(const std::string& ns, const std::string& cmd) {
+  return std::system((ns.empty() ? cmd : "ip netns exec " + ns + " " + cmd).c_str());
+}
+
+// The survivor of a peer whose netdev went down: its first WQE ends with
+// IBV_WC_RETRY_EXC_ERR once the retries are spent, each after a local ACK
+// timeout (IBTA 9.7.6.1.3), and the next WQE is flushed.
+TEST_F(RcTest, PeerNetdevDownRetryExceeded) {
+  char nd[64] = {};
+  std::string ndev_path = std::string("/sys/class/infiniband/") +
+                          ibv_get_device_name(b_dev_->ctx->device) + "/ports/1/gid_attrs/ndevs/" +
+                          std::to_string(b_dev_->gid_index);
+  FILE* f = std::fopen(ndev_path.c_str(), "r");
+  ASSERT_NE(f, nullptr) << ndev_path;
+  ASSERT_EQ(std::fscanf(f, "%63s", nd), 1);
+  std::fclose(f);
+  const std::string ns_a = Env("SRDMA_NETNS_A", ""), ns_b = Env("SRDMA_NETNS_B", "peer");
+  ConnOpts o;
+  o.timeout = 12;  // 16.8 ms
+  o.retry_cnt = 3;
+  ASSERT_NO_FATAL_FAILURE(Pair(4096, o));
+  // Keep B's IPv6 address (and so its GID) across the link's down and up.
+  ASSERT_EQ(InNetns(ns_b, std::string("sysctl -qw net.ipv6.conf.") + nd + ".keep_addr_on_down=1"),
+            0);
+  ASSERT_EQ(InNetns(ns_b, std::string("ip link set ") + nd + " down"), 0);
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 100, 1, (uintptr_t)b_.buf.data(), b_.mr->rkey),
+            0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 10, 2), 0);
+  auto sw = Poll(a_.cq, 2);
+  auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(InNetns(ns_b, std::string("ip link set ") + nd + " up"), 0);
+  ASSERT_EQ(sw.size(), 2u);
+  EXPECT_EQ(sw[0].status, IBV_WC_RETRY_EXC_ERR) << ibv_wc_status_str(sw[0].status);
+  EXPECT_EQ(sw[0].wr_id, 1u);
+  EXPECT_EQ(sw[1].status, IBV_WC_WR_FLUSH_ERR);
+  EXPECT_GE(waited, std::chrono::microseconds(16777) * o.retry_cnt);
+  // The link went down: resolve the neighbours again for the tests after.
+  const std::string ip_a = Env("SRDMA_IP_A", "10.80.0.1"), ip_b = Env("SRDMA_IP_B", "10.80.0.2");
+  bool ok = false;
+  for (int i = 0; i < 50 && !ok; i++) {
+    ok = InNetns(ns_a, "ping -q -c 1 -W 1 " + ip_b + " >/dev/null") == 0 &&
+         InNetns(ns_b, "ping -q -c 1 -W 1 " + ip_a + " >/dev/null") == 0;
+    if (!ok) usleep(100000);
+  }
+  EXPECT_TRUE(ok) << "no path between " << ip_a << " and " << ip_b << " after the link came up";
+  // The core may have dropped and added B's GIDs again, at a new index.
+  b_dev_->gid_index = -1;
+  for (int i = 0; i < 50 && b_dev_->gid_index < 0; i++) {
+    b_dev_->gid_index = FindGid(b_dev_->ctx, ip_b, &b_dev_->gid);
+    if (b_dev_->gid_index < 0) usleep(100000);
+  }
+  EXPECT_GE(b_dev_->gid_index, 0) << "B's GID did not come back";
+}
+
 TEST_F(RcTest, ReceiveTooSmallIsError) {
   // IBTA C9-91: a SEND larger than the receive buffer is NAKed as an
   // invalid request. rdma_rxe answers with a remote operational error
