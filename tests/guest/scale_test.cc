@@ -67,11 +67,21 @@ class ScaleTest : public ::testing::Test {
     mtu_ = std::min(a_->active_mtu, b_->active_mtu);
   }
 
+  // A protection domain of its own, freed after the objects in it.
+  struct Pd {
+    ibv_pd* pd;
+    ~Pd() {
+      if (pd) ibv_dealloc_pd(pd);
+    }
+  };
+
   // One cycle: everything created, connected, maybe used, destroyed.
   void Cycle(bool traffic) {
+    Pd pa{ibv_alloc_pd(a_->ctx)}, pb{ibv_alloc_pd(b_->ctx)};
+    ASSERT_TRUE(pa.pd && pb.pd);
     End a, b;
-    ASSERT_TRUE(MakeEnd(a_, &a, 4096, 4));
-    ASSERT_TRUE(MakeEnd(b_, &b, 4096, 4));
+    ASSERT_TRUE(MakeEnd(a_, &a, 4096, 4, pa.pd));
+    ASSERT_TRUE(MakeEnd(b_, &b, 4096, 4, pb.pd));
     ConnOpts o;
     ASSERT_EQ(Connect(&a, &b, mtu_, o), 0);
     ASSERT_EQ(Connect(&b, &a, mtu_, o), 0);

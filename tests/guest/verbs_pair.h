@@ -102,7 +102,10 @@ struct End {
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                         IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
-inline bool MakeEnd(Dev* dev, End* e, size_t bytes, uint32_t depth = 64) {
+// @pd: the protection domain of the QP and the region, else the device's.
+inline bool MakeEnd(Dev* dev, End* e, size_t bytes, uint32_t depth = 64,
+                    ibv_pd* pd = nullptr) {
+  if (!pd) pd = dev->pd;
   e->dev = dev;
   e->cq = ibv_create_cq(dev->ctx, 4 * depth, nullptr, nullptr, 0);
   if (!e->cq) return false;
@@ -115,10 +118,10 @@ inline bool MakeEnd(Dev* dev, End* e, size_t bytes, uint32_t depth = 64) {
   init.cap.max_send_sge = 4;
   init.cap.max_recv_sge = 4;
   init.cap.max_inline_data = 64;
-  e->qp = ibv_create_qp(dev->pd, &init);
+  e->qp = ibv_create_qp(pd, &init);
   if (!e->qp) return false;
   e->buf.assign(bytes, 0);
-  e->mr = ibv_reg_mr(dev->pd, e->buf.data(), e->buf.size(), kAccess);
+  e->mr = ibv_reg_mr(pd, e->buf.data(), e->buf.size(), kAccess);
   e->psn = std::random_device{}() & 0xffffff;
   return e->mr != nullptr;
 }

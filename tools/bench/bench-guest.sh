@@ -299,9 +299,9 @@ awk -F'\t' -v d="$db_delay" 'NR > 1 && $4 != "-" {
 		if (!ns) exit
 		print ""
 		print "softrdma doorbell system calls per 1000 posts, ib_write_bw (perf stat)"
-		printf "%-10s %14s %24s\n", "size (B)", "veth as is", "netem delay " d " each way"
+		printf "%-10s %14s %28s\n", "size (B)", "veth as is", "netem delay " d " each way"
 		for (i = 0; i < ns; i++)
-			printf "%-10s %14s %24s\n", sizes[i], per(sizes[i] "|0"), per(sizes[i] "|" d)
+			printf "%-10s %14s %28s\n", sizes[i], per(sizes[i] "|0"), per(sizes[i] "|" d)
 	}' "$doorbells" >>"$out/bench.txt"
 cat "$out/bench.txt"
 
