@@ -39,6 +39,16 @@
  * headers, routes the packet and hands it to ip_local_out() or
  * ip6_local_out(). The route is looked up for every packet; nothing is
  * cached, so a route change applies to the next packet.
+ *
+ * Loopback. A packet of a process's QP routed to a local address that a
+ * softrdma device of the namespace owns does not go through the IP stack
+ * and "lo": it is handed to that device's receive path at once, headers
+ * and ICRC in place (srdma_net_loopback()), as rdma_rxe and RoCE NICs loop
+ * such traffic back themselves. Kernel QPs do not take this path: their
+ * posters may hold locks that their own completion handlers take, and a
+ * receive from inside ib_post_send() would run those handlers. Netfilter
+ * and packet capture on "lo" do not see looped-back packets; the module
+ * parameter "loopback" (default on) sends them through the stack.
  */
 
 #include <linux/if_vlan.h>
@@ -85,6 +95,20 @@ struct srdma_net {
 };
 
 static unsigned int srdma_net_id __read_mostly;
+
+static bool srdma_loopback = true;
+module_param_named(loopback, srdma_loopback, bool, 0644);
+MODULE_PARM_DESC(loopback,
+		 "Deliver packets between local devices without the IP stack (default: on)");
+
+/*
+ * Nesting of loopback deliveries on a CPU: a packet's receive path may
+ * transmit (an ACK, a READ response), whose delivery may transmit again.
+ * Beyond this depth packets take the IP stack, whose receive runs later
+ * from the softirq, so that the stack stays bounded.
+ */
+#define SRDMA_LOOP_MAX_DEPTH	2
+static DEFINE_PER_CPU(unsigned int, srdma_loop_depth);
 
 /*
  * Serializes attach, detach and namespace exit: every srdma_net's sockets
@@ -794,6 +818,50 @@ static void srdma_net_push_ip6(struct sk_buff *skb, const struct srdma_av *av)
 	udp6_set_csum(false, skb, &ip6h->saddr, &ip6h->daddr, len);
 }
 
+/*
+ * Deliver a packet routed to this host to the softrdma device that owns
+ * its destination address, as the UDP receive path would have after "lo"
+ * (srdma_udp_encap_rcv()). Returns false, with @skb untouched, when no
+ * device owns the address or the nesting limit is reached: the caller
+ * then sends it through the IP stack.
+ */
+static bool srdma_net_loopback(struct srdma_dev *sdev, struct net *net,
+			       struct sk_buff *skb, bool ipv4)
+{
+	struct srdma_net *snet = net_generic(net, srdma_net_id);
+	struct srdma_dev *to;
+	bool done = false;
+
+	local_bh_disable();
+	if (__this_cpu_read(srdma_loop_depth) >= SRDMA_LOOP_MAX_DEPTH)
+		goto out;
+	rcu_read_lock();
+	skb->dev = skb_dst(skb)->dev;
+	skb->protocol = ipv4 ? htons(ETH_P_IP) : htons(ETH_P_IPV6);
+	to = srdma_net_find_dev_rcu(snet, skb);
+	if (!to) {
+		rcu_read_unlock();
+		goto out;
+	}
+	/* What the IP stack would have done on the way out. */
+	if (ipv4)
+		ip_send_check(ip_hdr(skb));
+	skb_dst_drop(skb);
+	skb->pkt_type = PACKET_HOST;
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+	__skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
+	srdma_counter_inc(sdev, SRDMA_CNT_TX_PKTS);
+	srdma_counter_inc(to, SRDMA_CNT_RX_PKTS);
+	__this_cpu_inc(srdma_loop_depth);
+	srdma_rcv(to, skb);
+	__this_cpu_dec(srdma_loop_depth);
+	rcu_read_unlock();
+	done = true;
+out:
+	local_bh_enable();
+	return done;
+}
+
 /**
  * srdma_net_xmit() - Send a packet
  * @sdev: the device
@@ -801,28 +869,32 @@ static void srdma_net_push_ip6(struct sk_buff *skb, const struct srdma_av *av)
  * @skb: from srdma_net_alloc_skb(), skb->data at the BTH, everything up to
  *	the ICRC in place (linear part and srdma_net_add_page() fragments);
  *	consumed in all cases
+ * @may_loop: the caller holds no lock of anyone else's, so a packet for a
+ *	local device may be received from inside this call
  *
  * Appends the ICRC, adds the UDP header (source port from @av, destination
  * port 4791) and the IP header (traffic class and hop limit from @av, DF
  * over IPv4), routes the packet out of @av's interface from @av's source
  * address and hands it to the IP stack, through which it goes like any
  * locally generated datagram (netfilter, neighbour resolution, qdisc). A
- * destination on this host, another device's or this one's, is reached
- * through "lo". skb->cb belongs to the IP layer from here on; skb->sk,
- * when the caller set it (with a destructor, for instance, to count
- * packets in flight), is passed along. The packet counts in tx_packets
- * when the stack accepts it, else in one tx_drop counter.
+ * destination on this host, another device's or this one's, is delivered
+ * directly when @may_loop (srdma_net_loopback()), else through "lo". skb->cb belongs to
+ * the IP layer from here on; skb->sk, when the caller set it (with a
+ * destructor, for instance, to count packets in flight), is passed along.
+ * The packet counts in tx_packets when the stack accepts it, else in one
+ * tx_drop counter.
  *
  * Context: process or softirq, interrupts enabled; never sleeps. May run
- * softirqs, and so the receive path, before it returns (a packet to a
- * local address or a veth peer is received when the stack re-enables
- * bottom halves): hold no lock the receive path takes, or hold it with
- * bottom halves disabled.
+ * the receive path before it returns: a packet to a local device at once
+ * when @may_loop, bottom halves disabled (the receiving QP's completion
+ * handlers may run, so @may_loop only when no ULP lock can be held: the
+ * QPs of processes); a packet to a veth peer or through "lo" when the
+ * stack re-enables bottom halves. Hold no lock the receive path takes.
  * Return: 0; -ENETUNREACH and the like when there is no route; -ENOMEM;
  * -ENOBUFS or another -errno when the stack drops the packet.
  */
 int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
-		   struct sk_buff *skb)
+		   struct sk_buff *skb, bool may_loop)
 {
 	struct net *net = dev_net(sdev->ndev);
 	bool ipv4 = av->net_type == SRDMA_NET_IPV4;
@@ -856,6 +928,9 @@ int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
 		goto drop;
 	}
 
+	if (may_loop && srdma_loopback && (dst->dev->flags & IFF_LOOPBACK) &&
+	    srdma_net_loopback(sdev, net, skb, ipv4))
+		return 0;
 	/* These set the IP length (and IPv4 checksum) again: both masked. */
 	if (ipv4)
 		err = ip_local_out(net, skb->sk, skb);

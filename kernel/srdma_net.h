@@ -80,7 +80,7 @@ bool srdma_net_can_frag(const struct srdma_dev *sdev);
 int srdma_net_add_page(struct sk_buff *skb, struct page *page,
 		       unsigned int off, unsigned int len);
 int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
-		   struct sk_buff *skb);
+		   struct sk_buff *skb, bool may_loop);
 
 /**
  * srdma_rcv() - The transport's receive entry point (srdma_recv.c)

@@ -53,8 +53,9 @@ static bool srdma_qp_xmit(struct srdma_qp *qp)
 			/* Datagrams: each has its own AV, and may be lost. */
 			if (ud) {
 				srdma_ud_av_of(skb, &av);
-				srdma_net_xmit(sdev, &av, skb);
-			} else if (srdma_net_xmit(sdev, &qp->av, skb)) {
+				srdma_net_xmit(sdev, &av, skb, qp->is_user);
+			} else if (srdma_net_xmit(sdev, &qp->av, skb,
+						  qp->is_user)) {
 				__skb_queue_purge(&q);
 				dropped = true;
 			}

@@ -8,7 +8,8 @@
 #   Then tests/guest/device.sh (device.tap), and the two-device suites
 #   through tests/guest/pair.sh: the RC transport suite with softrdma at
 #   both ends over IPv4 and IPv6 and with rdma_rxe as the peer in both
-#   roles, and the hostile-process suite (pair-*.tap, *.xml); perftest and
+#   roles, and the hostile-process suite (pair-*.tap, *.xml); the RC and
+#   datagram suites on one device (loopback.tap); perftest and
 #   rdma-core's examples (perftest.tap); rdma_cm and its tools (cm.tap).
 #
 # Exits 0 when every test passed.
@@ -84,6 +85,8 @@ for run in "${runs[@]}"; do
 	tests/guest/pair.sh $run >"$tap" 2>&1 || rc=1
 	cat "$tap"
 done
+# Both ends on one device: softrdma's own loopback, then the IP stack.
+tests/guest/loopback.sh >"$out/loopback.tap" 2>&1 || rc=1; cat "$out/loopback.tap"
 tests/guest/perftest.sh >"$out/perftest.tap" 2>&1 || rc=1; cat "$out/perftest.tap"
 tests/guest/cm.sh >"$out/cm.tap" 2>&1 || rc=1; cat "$out/cm.tap"
 tests/guest/nvmeof.sh >"$out/nvmeof.tap" 2>&1 || rc=1; cat "$out/nvmeof.tap"
