@@ -322,6 +322,8 @@ struct srdma_srq {
  * @tx_tasklet: continues transmission that exceeded one pass's budget
  * @txq: packets built, waiting to be sent in order (srdma_tx.c)
  * @tx_running: a CPU is sending @txq; others only append
+ * @tx_dst: the route of @av, used and refreshed by the one sender
+ * @av_gen: bumped under @lock whenever @av changes; @tx_dst follows it
  * @err_idx: SQ index of the WQE that moved the QP to the error state
  * @err_status: its completion status
  * @event: asynchronous event to raise once the lock is dropped, or -1
@@ -347,6 +349,8 @@ struct srdma_qp {
 	struct tasklet_struct tx_tasklet;
 	struct sk_buff_head txq;
 	bool tx_running;
+	struct srdma_dst_cache tx_dst;
+	u32 av_gen;
 	u32 err_idx;
 	enum ib_wc_status err_status;
 	int event;

@@ -37,8 +37,10 @@
  * writes the BTH and the rest from skb->data on, optionally adds payload
  * pages, and calls srdma_net_xmit(), which adds the ICRC, the UDP and IP
  * headers, routes the packet and hands it to ip_local_out() or
- * ip6_local_out(). The route is looked up for every packet; nothing is
- * cached, so a route change applies to the next packet.
+ * ip6_local_out(). A connected QP keeps its route (struct
+ * srdma_dst_cache) and checks it with dst_check() before each packet, as a
+ * connected socket does, so a route change applies to the next packet;
+ * datagrams look theirs up every time.
  *
  * Loopback. A packet of a process's QP routed to a local address that a
  * softrdma device of the namespace owns does not go through the IP stack
@@ -57,6 +59,7 @@
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
+#include <net/ip6_fib.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
 #include <net/net_namespace.h>
@@ -755,6 +758,57 @@ static struct dst_entry *srdma_net_route6(struct srdma_dev *sdev,
 	return dst;
 }
 
+/**
+ * srdma_dst_cache_release() - Drop a QP's cached route
+ * @dc: the cache
+ *
+ * Context: the QP's sender, or the QP quiesced; any context.
+ */
+void srdma_dst_cache_release(struct srdma_dst_cache *dc)
+{
+	dst_release(dc->dst);
+	dc->dst = NULL;
+}
+
+static u32 srdma_net_dst_cookie(struct dst_entry *dst, bool ipv4)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	if (!ipv4)
+		return rt6_get_cookie(container_of(dst, struct rt6_info, dst));
+#endif
+	return 0;
+}
+
+/*
+ * The route of @av, with a reference for the packet: from @dc while
+ * dst_check() accepts it, else looked up (and kept in @dc, when given).
+ */
+static struct dst_entry *srdma_net_route(struct srdma_dev *sdev,
+					 const struct srdma_av *av,
+					 struct net *net,
+					 struct srdma_dst_cache *dc)
+{
+	bool ipv4 = av->net_type == SRDMA_NET_IPV4;
+	struct dst_entry *dst;
+
+	if (dc && dc->dst) {
+		dst = dst_check(dc->dst, dc->cookie);
+		if (dst) {
+			dst_hold(dst);
+			return dst;
+		}
+		srdma_dst_cache_release(dc);
+	}
+	dst = ipv4 ? srdma_net_route4(sdev, av, net) :
+		     srdma_net_route6(sdev, av, net);
+	if (IS_ERR(dst) || !dc)
+		return dst;
+	dst_hold(dst);
+	dc->dst = dst;
+	dc->cookie = srdma_net_dst_cookie(dst, ipv4);
+	return dst;
+}
+
 static void srdma_net_push_udp(struct sk_buff *skb, __be16 sport)
 {
 	struct udphdr *uh;
@@ -871,6 +925,7 @@ out:
  *	consumed in all cases
  * @may_loop: the caller holds no lock of anyone else's, so a packet for a
  *	local device may be received from inside this call
+ * @dc: the QP's route cache, or NULL to look the route up
  *
  * Appends the ICRC, adds the UDP header (source port from @av, destination
  * port 4791) and the IP header (traffic class and hop limit from @av, DF
@@ -894,7 +949,8 @@ out:
  * -ENOBUFS or another -errno when the stack drops the packet.
  */
 int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
-		   struct sk_buff *skb, bool may_loop)
+		   struct sk_buff *skb, bool may_loop,
+		   struct srdma_dst_cache *dc)
 {
 	struct net *net = dev_net(sdev->ndev);
 	bool ipv4 = av->net_type == SRDMA_NET_IPV4;
@@ -907,8 +963,7 @@ int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
 		err = -ENOMEM;
 		goto drop;
 	}
-	dst = ipv4 ? srdma_net_route4(sdev, av, net) :
-		     srdma_net_route6(sdev, av, net);
+	dst = srdma_net_route(sdev, av, net, dc);
 	if (IS_ERR(dst)) {
 		drop = SRDMA_CNT_TX_DROP_NO_ROUTE;
 		err = PTR_ERR(dst);

@@ -49,8 +49,10 @@ union srdma_ip_addr {
  * @hop_limit: IPv4 TTL or IPv6 hop limit; 0 takes the route's default
  *
  * Plain data, built by srdma_av_from_ah_attr() and copied freely: it holds
- * no reference. The route is looked up for every packet (srdma_net_xmit()),
- * so an AV never goes stale beyond its addresses.
+ * no reference. A connected QP keeps the route of its AV in a struct
+ * srdma_dst_cache, checked before every packet; datagrams look theirs up
+ * for every packet (srdma_net_xmit()). An AV never goes stale beyond its
+ * addresses.
  */
 struct srdma_av {
 	union srdma_ip_addr saddr;
@@ -62,6 +64,27 @@ struct srdma_av {
 	u8 tclass;
 	u8 hop_limit;
 };
+
+/**
+ * struct srdma_dst_cache - The route of a connected QP's packets
+ * @dst: the route last looked up for the QP's AV, with a reference of its
+ *	own, or NULL
+ * @cookie: what dst_check() validates @dst with (the IPv6 route's serial
+ *	number; 0 over IPv4, where the namespace's route generation decides)
+ * @av_gen: the generation of the QP's AV (srdma_qp.av_gen) @dst is for
+ *
+ * Read and written only by the QP's one sender at a time (srdma_qp_xmit(),
+ * srdma_qp.tx_running), and released by srdma_destroy_qp() once no sender
+ * can run. A route change makes dst_check() fail, and the next packet
+ * looks the route up again.
+ */
+struct srdma_dst_cache {
+	struct dst_entry *dst;
+	u32 cookie;
+	u32 av_gen;
+};
+
+void srdma_dst_cache_release(struct srdma_dst_cache *dc);
 
 int srdma_net_init(void);
 void srdma_net_exit(void);
@@ -80,7 +103,8 @@ bool srdma_net_can_frag(const struct srdma_dev *sdev);
 int srdma_net_add_page(struct sk_buff *skb, struct page *page,
 		       unsigned int off, unsigned int len);
 int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
-		   struct sk_buff *skb, bool may_loop);
+		   struct sk_buff *skb, bool may_loop,
+		   struct srdma_dst_cache *dc);
 
 /**
  * srdma_rcv() - The transport's receive entry point (srdma_recv.c)

@@ -271,6 +271,7 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	del_timer_sync(&qp->rnr_timer);
 	tasklet_kill(&qp->tx_tasklet);
 	skb_queue_purge(&qp->txq);
+	srdma_dst_cache_release(&qp->tx_dst);
 
 	srdma_qp_free_transport(qp);
 	srdma_ring_destroy(&qp->rq.ring);
@@ -584,8 +585,10 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 		qp->resp.nres = prep->nres;
 		qp->resp.res_next = 0;
 	}
-	if (prep->have_av)
+	if (prep->have_av) {
 		qp->av = prep->av;
+		WRITE_ONCE(qp->av_gen, qp->av_gen + 1);
+	}
 	if (cur == next && next != IB_QPS_ERR)
 		return;
 

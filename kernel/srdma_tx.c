@@ -46,6 +46,11 @@ static bool srdma_qp_xmit(struct srdma_qp *qp)
 		return false;
 	}
 	qp->tx_running = true;
+	if (qp->tx_dst.av_gen != qp->av_gen) {
+		/* The AV changed (under the lock, held here): a new route. */
+		srdma_dst_cache_release(&qp->tx_dst);
+		qp->tx_dst.av_gen = qp->av_gen;
+	}
 	while (!skb_queue_empty(&qp->txq)) {
 		skb_queue_splice_init(&qp->txq, &q);
 		spin_unlock_bh(&qp->lock);
@@ -53,9 +58,10 @@ static bool srdma_qp_xmit(struct srdma_qp *qp)
 			/* Datagrams: each has its own AV, and may be lost. */
 			if (ud) {
 				srdma_ud_av_of(skb, &av);
-				srdma_net_xmit(sdev, &av, skb, qp->is_user);
+				srdma_net_xmit(sdev, &av, skb, qp->is_user,
+					       NULL);
 			} else if (srdma_net_xmit(sdev, &qp->av, skb,
-						  qp->is_user)) {
+						  qp->is_user, &qp->tx_dst)) {
 				__skb_queue_purge(&q);
 				dropped = true;
 			}
