@@ -30,7 +30,7 @@ want=(
 	busybox-static qemu-system-x86 iproute2 sparse linux-source-6.1 python3
 	cmake g++ pkg-config libgtest-dev libgmock-dev
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
-	rdmacm-utils perftest tshark iputils-ping
+	rdmacm-utils perftest tshark iputils-ping procps
 )
 
 # Resolve the versioned kernel packages behind the metapackages so that 6.1
