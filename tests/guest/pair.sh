@@ -15,6 +15,7 @@
 #     --netem "ARGS"  impair both directions: tc qdisc ... netem ARGS on
 #                veth0 and veth1 (loss, reordering, duplication, corruption)
 #     --filter F     run only the tests gtest_filter F selects
+#   SRDMA_TEST_TIMEOUT   seconds the test binary may run (default 900)
 #
 # Prints TAP; the gtest XML and text go to $SRDMA_OUT/NAME.{xml,txt}, NAME
 # being TEST-KIND_INIT-KIND_PEER[-swap][-v6], with the devices' counters.
@@ -104,7 +105,7 @@ else
 	      SRDMA_DEV_B=dev_init SRDMA_IP_B=$ip_init SRDMA_KIND_B="$kind_a"
 	      SRDMA_NETNS_B=)
 fi
-env "${ends[@]}" timeout 900 "$build/tests/$test_bin" --gtest_filter="$filter" \
+env "${ends[@]}" timeout "${SRDMA_TEST_TIMEOUT:-900}" "$build/tests/$test_bin" --gtest_filter="$filter" \
 	--gtest_output="xml:$out/$name.xml" >"$out/$name.txt" 2>&1
 rc=$?
 check "$test_bin: $kind_a <-> $kind_b${swap:+ (roles swapped)}${v6:+ over IPv6}${netem:+ under netem $netem}" test "$rc" = 0
