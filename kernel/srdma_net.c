@@ -45,8 +45,10 @@
  * Loopback. A packet of a process's QP routed to a local address that a
  * softrdma device of the namespace owns does not go through the IP stack
  * and "lo": it is handed to that device's receive path at once, headers
- * and ICRC in place (srdma_net_loopback()), as rdma_rxe and RoCE NICs loop
- * such traffic back themselves. Kernel QPs do not take this path: their
+ * in place (srdma_net_loopback()), as rdma_rxe and RoCE NICs loop such
+ * traffic back themselves. Such a packet has no ICRC to protect: it never
+ * leaves memory, so neither end computes one (a CRC over every byte twice,
+ * the largest per-byte cost of the path). Kernel QPs do not take this path: their
  * posters may hold locks that their own completion handlers take, and a
  * receive from inside ib_post_send() would run those handlers. Netfilter
  * and packet capture on "lo" do not see looped-back packets; the module
@@ -234,7 +236,7 @@ static int srdma_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_MALFORMED);
 		goto drop;
 	}
-	srdma_rcv(sdev, skb);
+	srdma_rcv(sdev, skb, false);
 	rcu_read_unlock();
 	return 0;
 
@@ -875,9 +877,10 @@ static void srdma_net_push_ip6(struct sk_buff *skb, const struct srdma_av *av)
 /*
  * Deliver a packet routed to this host to the softrdma device that owns
  * its destination address, as the UDP receive path would have after "lo"
- * (srdma_udp_encap_rcv()). Returns false, with @skb untouched, when no
- * device owns the address or the nesting limit is reached: the caller
- * then sends it through the IP stack.
+ * (srdma_udp_encap_rcv()), without its ICRC, which is not computed.
+ * Returns false, with @skb as it was but for skb->dev and skb->protocol,
+ * when no device owns the address or the nesting limit is reached: the
+ * caller then sends it through the IP stack.
  */
 static bool srdma_net_loopback(struct srdma_dev *sdev, struct net *net,
 			       struct sk_buff *skb, bool ipv4)
@@ -907,7 +910,7 @@ static bool srdma_net_loopback(struct srdma_dev *sdev, struct net *net,
 	srdma_counter_inc(sdev, SRDMA_CNT_TX_PKTS);
 	srdma_counter_inc(to, SRDMA_CNT_RX_PKTS);
 	__this_cpu_inc(srdma_loop_depth);
-	srdma_rcv(to, skb);
+	srdma_rcv(to, skb, true);
 	__this_cpu_dec(srdma_loop_depth);
 	rcu_read_unlock();
 	done = true;
@@ -933,11 +936,11 @@ out:
  * address and hands it to the IP stack, through which it goes like any
  * locally generated datagram (netfilter, neighbour resolution, qdisc). A
  * destination on this host, another device's or this one's, is delivered
- * directly when @may_loop (srdma_net_loopback()), else through "lo". skb->cb belongs to
- * the IP layer from here on; skb->sk, when the caller set it (with a
- * destructor, for instance, to count packets in flight), is passed along.
- * The packet counts in tx_packets when the stack accepts it, else in one
- * tx_drop counter.
+ * directly when @may_loop (srdma_net_loopback(), without an ICRC), else
+ * through "lo". skb->cb belongs to the IP layer from here on; skb->sk,
+ * when the caller set it (with a destructor, for instance, to count
+ * packets in flight), is passed along. The packet counts in tx_packets
+ * when the stack accepts it, else in one tx_drop counter.
  *
  * Context: process or softirq, interrupts enabled; never sleeps. May run
  * the receive path before it returns: a packet to a local device at once
@@ -976,16 +979,16 @@ int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
 		srdma_net_push_ip4(skb, av, net);
 	else
 		srdma_net_push_ip6(skb, av);
+
+	if (may_loop && srdma_loopback && (dst->dev->flags & IFF_LOOPBACK) &&
+	    srdma_net_loopback(sdev, net, skb, ipv4))
+		return 0;
 	/* Over the headers just written, variant fields masked (A17.3.3). */
 	err = srdma_icrc_fill(skb);
 	if (WARN_ON_ONCE(err)) {
 		drop = SRDMA_CNT_TX_DROP_XMIT;
 		goto drop;
 	}
-
-	if (may_loop && srdma_loopback && (dst->dev->flags & IFF_LOOPBACK) &&
-	    srdma_net_loopback(sdev, net, skb, ipv4))
-		return 0;
 	/* These set the IP length (and IPv4 checksum) again: both masked. */
 	if (ipv4)
 		err = ip_local_out(net, skb->sk, skb);

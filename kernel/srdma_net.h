@@ -110,6 +110,8 @@ int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
  * srdma_rcv() - The transport's receive entry point (srdma_recv.c)
  * @sdev: the device the packet is for
  * @skb: a RoCEv2 packet; consumed
+ * @local: the packet comes straight from this host's transmit path
+ *	(srdma_net_loopback()), which wrote no ICRC: none is checked
  *
  * The network glue has found @sdev and checked the UDP header, whose
  * length matches the datagram, then pulled it: skb->data is at the BTH.
@@ -125,6 +127,6 @@ int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
  * (skb_dst_drop() or skb_dst_force()), must not use skb->dev, and must
  * not keep @sdev without a reference of its own.
  */
-void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb);
+void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb, bool local);
 
 #endif /* SRDMA_NET_H */

@@ -9,7 +9,9 @@
  *                           is known, TVer is 0, pad and length agree
  *   2. QP context           the destination QP exists, is of the
  *                           opcode's transport and may receive now
- *   3. ICRC                 over the invariant fields (srdma_icrc.c)
+ *   3. ICRC                 over the invariant fields (srdma_icrc.c),
+ *                           unless the packet never left this host's
+ *                           memory (srdma_net_loopback())
  *
  * Only then is the packet handed to the responder (requests) or the
  * completer (responses), under the QP's lock. Each drop is counted.
@@ -51,10 +53,12 @@ static bool srdma_rcv_qp_ok(struct srdma_qp *qp, const struct srdma_pkt *pkt)
  * @sdev: the device it arrived on
  * @skb: the packet, skb->data at the BTH, skb->len up to and including
  *	the ICRC, network header valid; consumed
+ * @local: built by this host's transmit path and handed over in memory:
+ *	its ICRC was never computed, and is not checked
  *
  * Context: softirq, rcu_read_lock held (by the UDP receive path).
  */
-void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb)
+void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb, bool local)
 {
 	struct srdma_pkt pkt;
 	struct srdma_qp *qp;
@@ -69,7 +73,7 @@ void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb)
 	/* IBTA 10.5.2: a multicast datagram goes to every attached QP. */
 	if (pkt.qpn == SRDMA_MCAST_QPN &&
 	    srdma_opcode_transport(pkt.opcode) == SRDMA_TRANSPORT_UD) {
-		if (srdma_icrc_verify(skb)) {
+		if (!local && srdma_icrc_verify(skb)) {
 			srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_BAD_ICRC);
 			goto drop;
 		}
@@ -87,7 +91,7 @@ void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb)
 		goto drop;
 	}
 
-	if (srdma_icrc_verify(skb)) {
+	if (!local && srdma_icrc_verify(skb)) {
 		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_BAD_ICRC);
 		goto drop;
 	}
