@@ -129,10 +129,16 @@ static void srdma_comp_gap(struct srdma_qp *qp)
 	srdma_req_congestion(qp, false);
 }
 
-/* Progress: restart the retry budget and the timer (9.7.6.1.1). */
+/*
+ * Progress: restart the retry budgets and the timer (9.7.6.1.1). Both
+ * counters limit the retries of one request (C9-132, C9-142) and are
+ * reloaded when a packet is acknowledged (9.9.2.1.1): RNR NAKs met by
+ * earlier messages do not count against a later one.
+ */
 static void srdma_comp_progress(struct srdma_qp *qp)
 {
 	qp->req.retry = qp->attr.retry_cnt;
+	qp->req.rnr_retry = qp->attr.rnr_retry;
 	if (qp->req.gap_una != qp->req.una)
 		qp->req.gap_pending = false;
 	/*

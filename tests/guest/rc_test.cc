@@ -386,6 +386,31 @@ class RnrRetryTest : public RcTest, public ::testing::WithParamInterface<int> {
   }
 };
 
+// IBTA C9-132, 9.9.2.1.1: rnr_retry limits the retries of one request, and
+// the counter is reloaded when a packet is acknowledged. With rnr_retry 1,
+// three SENDs in a row, each RNR NAKed once before its receive is posted,
+// all succeed.
+TEST_F(RnrRetryTest, BudgetIsPerMessage) {
+  ConnOpts o;
+  o.rnr_retry = 1;
+  o.min_rnr_timer = 31;  // 491.52 ms: time to see the NAK, then post
+  ASSERT_NO_FATAL_FAILURE(Pair(4096, o));
+  for (int i = 0; i < 3; i++) {
+    SCOPED_TRACE("message " + std::to_string(i));
+    const long before = RnrNaks();
+    ASSERT_GE(before, 0) << "no RNR NAK counter";
+    ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 10, 1), 0);
+    long naks = 0;
+    for (int t = 0; t < 200 && naks < 1; t++) naks = RnrNaks() - before;
+    ASSERT_EQ(naks, 1);
+    ASSERT_EQ(PostRecv(b_, 0, 64, 2), 0);
+    auto sw = Poll(a_.cq, 1);
+    ASSERT_EQ(sw.size(), 1u);
+    EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(sw[0].status);
+    EXPECT_EQ(Poll(b_.cq, 1).size(), 1u);
+  }
+}
+
 TEST_P(RnrRetryTest, RetriesAsManyTimesAsAsked) {
   const int retries = GetParam();
   ConnOpts o;
