@@ -48,11 +48,11 @@
  * in place (srdma_net_loopback()), as rdma_rxe and RoCE NICs loop such
  * traffic back themselves. Such a packet has no ICRC to protect: it never
  * leaves memory, so neither end computes one (a CRC over every byte twice,
- * the largest per-byte cost of the path). Kernel QPs do not take this path: their
- * posters may hold locks that their own completion handlers take, and a
- * receive from inside ib_post_send() would run those handlers. Netfilter
- * and packet capture on "lo" do not see looped-back packets; the module
- * parameter "loopback" (default on) sends them through the stack.
+ * the largest per-byte cost of the path). Kernel QPs do not take this
+ * path: their posters may hold locks that their own completion handlers
+ * take, and a receive from inside ib_post_send() would run those handlers.
+ * Netfilter and packet capture on "lo" do not see looped-back packets; the
+ * module parameter "loopback" (default on) sends them through the stack.
  */
 
 #include <linux/if_vlan.h>
