@@ -319,6 +319,7 @@ struct srdma_srq {
  * @resp: responder state
  * @retrans_timer: local ACK timeout (srdma_comp.c)
  * @rnr_timer: RNR NAK wait (srdma_comp.c)
+ * @probe_timer: tail probe (srdma_req.c)
  * @tx_tasklet: continues transmission that exceeded one pass's budget
  * @txq: packets built, waiting to be sent in order (srdma_tx.c)
  * @tx_running: a CPU is sending @txq; others only append
@@ -346,6 +347,7 @@ struct srdma_qp {
 	struct srdma_resp resp;
 	struct timer_list retrans_timer;
 	struct timer_list rnr_timer;
+	struct timer_list probe_timer;
 	struct tasklet_struct tx_tasklet;
 	struct sk_buff_head txq;
 	bool tx_running;
@@ -535,6 +537,12 @@ struct srdma_swqe *srdma_swqe_at(struct srdma_qp *qp, u32 idx);
 int srdma_req_fetch(struct srdma_qp *qp);
 bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
 bool srdma_req_idle(struct srdma_qp *qp);
+bool srdma_req_expects(struct srdma_qp *qp);
+bool srdma_req_want_ack(const struct srdma_qp *qp,
+			const struct srdma_swqe *sw, u32 psn, bool last);
+void srdma_req_probe(struct srdma_qp *qp, struct sk_buff_head *q);
+void srdma_req_arm_probe(struct srdma_qp *qp);
+void srdma_req_probe_timeout(struct timer_list *t);
 void srdma_req_congestion(struct srdma_qp *qp, bool timeout);
 void srdma_req_acked(struct srdma_qp *qp, u32 n);
 

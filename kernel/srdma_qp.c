@@ -192,6 +192,7 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->event = -1;
 	timer_setup(&qp->retrans_timer, srdma_comp_timeout, 0);
 	timer_setup(&qp->rnr_timer, srdma_comp_rnr_timeout, 0);
+	timer_setup(&qp->probe_timer, srdma_req_probe_timeout, 0);
 	tasklet_setup(&qp->tx_tasklet, srdma_qp_tasklet);
 	skb_queue_head_init(&qp->txq);
 
@@ -269,6 +270,7 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	synchronize_rcu();
 	del_timer_sync(&qp->retrans_timer);
 	del_timer_sync(&qp->rnr_timer);
+	del_timer_sync(&qp->probe_timer);
 	tasklet_kill(&qp->tx_tasklet);
 	skb_queue_purge(&qp->txq);
 	srdma_dst_cache_release(&qp->tx_dst);
@@ -372,6 +374,7 @@ static void srdma_qp_enter_error(struct srdma_qp *qp)
 		WRITE_ONCE(qp->rq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
 	del_timer(&qp->retrans_timer);
 	del_timer(&qp->rnr_timer);
+	del_timer(&qp->probe_timer);
 	srdma_qp_flush(qp);
 }
 
@@ -422,6 +425,7 @@ static void srdma_qp_reset(struct srdma_qp *qp)
 	}
 	del_timer(&qp->retrans_timer);
 	del_timer(&qp->rnr_timer);
+	del_timer(&qp->probe_timer);
 	memset(&qp->req, 0, sizeof(qp->req));
 	qp->resp.cur_op = 0;
 	qp->resp.rwqe_valid = false;
@@ -605,6 +609,7 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 			qp->req.psn = qp->attr.sq_psn;
 			qp->req.max_psn = qp->attr.sq_psn;
 			qp->req.una = qp->attr.sq_psn;
+			qp->req.ack_psn = srdma_psn_add(qp->attr.sq_psn, -1);
 			qp->req.fetch = qp->sq.ring.own;
 			qp->req.cur = qp->sq.ring.own;
 		}

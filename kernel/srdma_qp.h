@@ -130,6 +130,11 @@ static inline enum ib_wc_status srdma_nak_wc_status(u8 code)
 #define SRDMA_MAX_INFLIGHT	512
 /* The requester asks for an ACK at least every this many packets. */
 #define SRDMA_ACK_REQ_EVERY	32
+/*
+ * Quiet time after which an unacknowledged tail without AckReq is probed
+ * (srdma_req_probe()): at least one full tick.
+ */
+#define SRDMA_PROBE_JIFFIES	2
 
 /**
  * struct srdma_swqe - a send WQE as the kernel holds it
@@ -205,6 +210,9 @@ struct srdma_rd_res {
  * @rnr_wait: an RNR NAK paused the requester until @rnr_timer fires
  * @need_retry: go back to @una on the next pass
  * @pkts_since_ack_req: packets sent since the last AckReq bit
+ * @ack_psn: the last PSN sent whose answer is due: of the last packet with
+ *	AckReq, or the last response of a READ
+ * @probe: a tail probe is due (srdma_req_probe())
  * @cwnd: congestion window, packets in flight allowed
  * @cwnd_acked: packets acknowledged towards the next window increase
  * @tx_dropped: the local stack dropped a packet of the last pass
@@ -225,6 +233,8 @@ struct srdma_req {
 	bool rnr_wait;
 	bool need_retry;
 	u32 pkts_since_ack_req;
+	u32 ack_psn;
+	bool probe;
 	u32 cwnd;
 	u32 cwnd_acked;
 	bool tx_dropped;

@@ -256,19 +256,80 @@ static u8 srdma_req_opcode(u8 wr_op, bool first, bool last)
 }
 
 /*
- * Build the next request packet of @sw, starting @cur_off bytes into the
- * message, with PSN req.psn. Return: the skb, or NULL (no memory, or a
- * local protection error, which *@bad reports).
+ * May the requester leave the AckReq bit off the last packet of an
+ * unsignaled message? Only when a missing ACK is found out by the tail
+ * probe (srdma_req_probe()) well before the local ACK timeout would go
+ * back N: otherwise every message asks for its ACK.
+ */
+static bool srdma_req_lazy_ack(const struct srdma_qp *qp)
+{
+	u64 timeout = srdma_ack_timeout_ns(qp->attr.timeout);
+
+	return !timeout ||
+	       timeout >= 4 * jiffies_to_nsecs(SRDMA_PROBE_JIFFIES);
+}
+
+/**
+ * srdma_req_want_ack() - Should a request packet carry the AckReq bit?
+ * @qp: the QP
+ * @sw: the WQE the packet belongs to
+ * @psn: the packet's PSN
+ * @last: it is the last packet of the message
+ *
+ * IBTA C9-60 leaves it to the requester to make sure the responses it needs
+ * come, and 9.7.5.1.6 lets a responder hold back its ACK until a packet
+ * asks for one. A WQE nobody sees complete needs its ACK only to free its
+ * slot, so the bit goes on:
+ *
+ * - a READ or atomic request (answered anyway; the bit is customary);
+ * - the last packet of a signaled message, or of any message when the QP
+ *   signals all WQEs or its ACK timeout is too short for lazy ACKs;
+ * - the last packet of a message sent again (after a go-back-N);
+ * - every SRDMA_ACK_REQ_EVERY packets, half the window or half the SQ,
+ *   whichever comes first, so that neither fills with packets nobody will
+ *   acknowledge; and on the packet that fills the window.
+ *
+ * An unsignaled tail is acknowledged by the tail probe.
+ *
+ * Context: qp->lock held.
+ * Return: true when the bit is set.
+ */
+bool srdma_req_want_ack(const struct srdma_qp *qp,
+			const struct srdma_swqe *sw, u32 psn, bool last)
+{
+	const struct srdma_req *req = &qp->req;
+	u32 every = min_t(u32, SRDMA_ACK_REQ_EVERY,
+			  min(req->cwnd / 2, qp->sq.ring.num / 2));
+
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return false;
+	if (req->pkts_since_ack_req + 1 >= max_t(u32, every, 1) ||
+	    srdma_psn_diff(psn, req->una) + 1 >= req->cwnd)
+		return true;
+	if (!last)
+		return false;
+	return srdma_wr_is_read_atomic(sw->wqe.opcode) ||
+	       (sw->wqe.flags & SRDMA_WQE_SIGNALED) || qp->sq_sig_all ||
+	       srdma_psn_diff(psn, req->max_psn) < 0 ||
+	       !srdma_req_lazy_ack(qp);
+}
+
+/*
+ * Build the request packet of @sw with PSN @psn, @off bytes into the
+ * message; @probe forces the AckReq bit. Return: the skb, or NULL (no
+ * memory, or a local protection error, which *@bad reports).
  */
 static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
-					struct srdma_swqe *sw, bool *bad)
+					struct srdma_swqe *sw, u32 psn,
+					u32 off, bool probe, bool *bad)
 {
 	struct srdma_send_wqe *w = &sw->wqe;
 	u32 pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
-	u32 off = qp->req.cur_off, paylen = 0;
-	bool first, last, ack_req;
+	struct srdma_req *req = &qp->req;
 	struct srdma_pkt pkt = {};
+	u32 paylen = 0, last_psn;
 	struct sk_buff *skb;
+	bool first, last;
 
 	first = off == 0;
 	if (srdma_wr_is_read_atomic(w->opcode)) {
@@ -281,21 +342,12 @@ static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
 	/* UC opcodes: the RC ones with the UC transport bits (IBTA 9.2). */
 	if (qp->ibqp.qp_type == IB_QPT_UC)
 		pkt.opcode |= SRDMA_TRANSPORT_UC;
-	pkt.psn = qp->req.psn;
+	pkt.psn = psn;
 	pkt.qpn = qp->attr.dest_qp_num;
 	pkt.pkey = IB_DEFAULT_PKEY_FULL;
 	pkt.se = last && (w->flags & SRDMA_WQE_SOLICITED);
-	/*
-	 * AckReq on the last packet of a message, and often enough that the
-	 * window can never fill with packets nobody will acknowledge: every
-	 * half window at most, and on the packet that fills it.
-	 */
-	ack_req = last ||
-		  ++qp->req.pkts_since_ack_req >=
-			min_t(u32, SRDMA_ACK_REQ_EVERY,
-			      max_t(u32, qp->req.cwnd / 2, 1)) ||
-		  srdma_psn_diff(qp->req.psn, qp->req.una) + 1 >= qp->req.cwnd;
-	pkt.ackreq = ack_req && qp->ibqp.qp_type == IB_QPT_RC;
+	pkt.ackreq = (probe && qp->ibqp.qp_type == IB_QPT_RC) ||
+		     srdma_req_want_ack(qp, sw, psn, last);
 	pkt.paylen = paylen;
 	pkt.pad = (4 - (paylen & 3)) & 3;
 
@@ -329,9 +381,130 @@ static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
 	skb = srdma_req_alloc(qp, sw, &pkt, off, bad);
 	if (!skb)
 		return NULL;
-	if (ack_req)
-		qp->req.pkts_since_ack_req = 0;
+	if (!pkt.ackreq) {
+		req->pkts_since_ack_req++;
+		return skb;
+	}
+	req->pkts_since_ack_req = 0;
+	/* The last PSN whose answer is due: a READ's last response. */
+	last_psn = w->opcode == IB_UVERBS_WR_RDMA_READ ?
+		   srdma_psn_add(sw->first_psn, sw->npkts - 1) : psn;
+	if (srdma_psn_diff(last_psn, req->ack_psn) > 0)
+		req->ack_psn = last_psn;
 	return skb;
+}
+
+/**
+ * srdma_req_probe() - Send the tail probe if one is due
+ * @qp: the QP
+ * @q: packets to send once qp->lock is released
+ *
+ * The tail probe (IBTA C9-60, the third of its mechanisms): the last
+ * packet sent carried no AckReq and nothing has followed it, so nothing
+ * makes the responder acknowledge the packets since the last one that
+ * did. Send that packet again with the bit set: a duplicate, which the
+ * responder acknowledges without executing it again (C9-105). Not a
+ * retry: retry_cnt and the window stay as they are. Due when the probe
+ * timer fired, or when a signaled local operation waits for that tail.
+ *
+ * Context: qp->lock held.
+ */
+void srdma_req_probe(struct srdma_qp *qp, struct sk_buff_head *q)
+{
+	u32 pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	struct srdma_req *req = &qp->req;
+	u32 psn = srdma_psn_add(req->psn, -1);
+	u32 idx = req->cur + (req->cur_off ? 1 : 0);
+	struct srdma_swqe *sw = NULL;
+	struct sk_buff *skb;
+	bool bad = false;
+	int d;
+
+	lockdep_assert_held(&qp->lock);
+	if (!req->probe)
+		return;
+	req->probe = false;
+	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
+	    req->rnr_wait || req->need_retry || !req->pkts_since_ack_req ||
+	    req->psn != req->max_psn || req->una == req->max_psn)
+		return;
+	/* The WQE of the last packet sent; local operations have none. */
+	while (idx != qp->sq.ring.own) {
+		sw = srdma_swqe_at(qp, --idx);
+		if (sw->started && sw->npkts)
+			break;
+		sw = NULL;
+	}
+	if (!sw || srdma_wr_is_read_atomic(sw->wqe.opcode))
+		return;
+	d = srdma_psn_diff(psn, sw->first_psn);
+	if (d < 0 || d >= sw->npkts)
+		return;
+	/* A failure leaves the tail to the local ACK timeout. */
+	skb = srdma_req_packet(qp, sw, psn, d * pmtu, true, &bad);
+	if (!skb)
+		return;
+	__skb_queue_tail(q, skb);
+	srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_TAIL_PROBES);
+}
+
+/**
+ * srdma_req_probe_timeout() - Nothing followed an unacknowledged tail
+ * @t: the QP's probe timer
+ *
+ * Context: timer (softirq).
+ */
+void srdma_req_probe_timeout(struct timer_list *t)
+{
+	struct srdma_qp *qp = from_timer(qp, t, probe_timer);
+	bool run;
+
+	spin_lock_bh(&qp->lock);
+	run = !qp->dead && qp->req.pkts_since_ack_req &&
+	      qp->req.una != qp->req.max_psn;
+	if (run)
+		qp->req.probe = true;
+	spin_unlock_bh(&qp->lock);
+	if (run)
+		srdma_qp_kick(qp);
+}
+
+/**
+ * srdma_req_expects() - Is an answer due that will run the requester?
+ * @qp: the QP
+ *
+ * While an ACK or response is due for a packet sent, or an RNR NAK's timer
+ * runs, the transport will look at the SQ again by itself; new WQEs need
+ * no doorbell (SRDMA_RING_KSTATE_POLLING).
+ *
+ * Context: qp->lock held.
+ * Return: true when such an answer or timer is due.
+ */
+bool srdma_req_expects(struct srdma_qp *qp)
+{
+	struct srdma_req *req = &qp->req;
+
+	if (srdma_req_idle(qp))
+		return false;
+	return req->rnr_wait || srdma_psn_diff(req->ack_psn, req->una) >= 0;
+}
+
+/**
+ * srdma_req_arm_probe() - Arm the tail probe if nothing asks for an ACK
+ * @qp: the QP
+ *
+ * Packets are unacknowledged and none of them asked for an ACK since the
+ * last one was answered: unless more is sent within SRDMA_PROBE_JIFFIES,
+ * the tail probe asks. Re-armed by every pass that leaves it so.
+ *
+ * Context: qp->lock held.
+ */
+void srdma_req_arm_probe(struct srdma_qp *qp)
+{
+	if (qp->dead || !qp->req.pkts_since_ack_req ||
+	    qp->req.una == qp->req.max_psn || srdma_req_expects(qp))
+		return;
+	mod_timer(&qp->probe_timer, jiffies + SRDMA_PROBE_JIFFIES);
 }
 
 /* Start (or restart, after go-back-N) transmission at PSN una. */
@@ -399,6 +572,9 @@ static void srdma_req_local(struct srdma_qp *qp, struct srdma_swqe *sw)
 	}
 	qp->req.cur++;
 	srdma_comp_local(qp);
+	/* It completes only behind an unsignaled tail: ask for its ACK. */
+	if (qp->sq.ring.own != qp->req.cur && !srdma_req_expects(qp))
+		qp->req.probe = true;
 }
 
 /**
@@ -510,7 +686,8 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		    req->rd_atomic >= max_t(u32, qp->attr.max_rd_atomic, 1))
 			return false;
 
-		skb = srdma_req_packet(qp, sw, &bad);
+		skb = srdma_req_packet(qp, sw, req->psn, req->cur_off, false,
+				       &bad);
 		if (!skb) {
 			if (bad)
 				srdma_qp_fatal(qp, req->cur, IB_WC_LOC_PROT_ERR);

@@ -26,6 +26,7 @@ static const struct rdma_stat_desc srdma_counter_descs[] = {
 	[SRDMA_CNT_TX_SEQ_NAKS].name = "tx_seq_naks",
 	[SRDMA_CNT_TX_RNR_NAKS].name = "tx_rnr_naks",
 	[SRDMA_CNT_RX_DUPLICATES].name = "rx_duplicates",
+	[SRDMA_CNT_TAIL_PROBES].name = "tail_probes",
 };
 
 static_assert(ARRAY_SIZE(srdma_counter_descs) == SRDMA_CNT_MAX);

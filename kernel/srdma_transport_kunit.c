@@ -4,7 +4,8 @@
  * the responder's opcode sequence check (IBTA 9.7.5.1.3, Table 45), PSN
  * classification (duplicate, expected, ahead: 9.7.5.1.1), the completion
  * status of each NAK error class (9.9.2), the AETH syndromes the responder
- * sends, and the requester's congestion window.
+ * sends, the requester's congestion window, and which request packets ask
+ * for an ACK (C9-60, 9.7.5.1.6).
  */
 
 #include <kunit/test.h>
@@ -165,11 +166,108 @@ static void srdma_cwnd_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->req.cwnd, (u32)SRDMA_CWND_MIN);
 }
 
+/* --- Which request packets ask for an ACK --- */
+
+struct srdma_ackreq_case {
+	const char *name;
+	enum ib_qp_type type;
+	u8 opcode;		/* IB_UVERBS_WR_* */
+	bool signaled;
+	bool sig_all;
+	bool last;
+	u8 timeout;		/* local ACK timeout attribute */
+	u32 since;		/* packets sent since the last AckReq */
+	u32 cwnd;
+	u32 sq_num;		/* SQ ring entries */
+	s32 psn;		/* relative to una */
+	s32 max_psn;		/* relative to una */
+	bool want;
+};
+
+/* A 4 s ACK timeout leaves room for the tail probe at any HZ; 1 ms not. */
+#define SRDMA_T_LONG	20
+#define SRDMA_T_SHORT	8
+
+static const struct srdma_ackreq_case srdma_ackreq_cases[] = {
+	{ "unsignaled last", IB_QPT_RC, IB_UVERBS_WR_RDMA_WRITE, false, false,
+	  true, SRDMA_T_LONG, 0, 32, 128, 0, 0, false },
+	{ "signaled last", IB_QPT_RC, IB_UVERBS_WR_RDMA_WRITE, true, false,
+	  true, SRDMA_T_LONG, 0, 32, 128, 0, 0, true },
+	{ "signaled middle", IB_QPT_RC, IB_UVERBS_WR_SEND, true, false,
+	  false, SRDMA_T_LONG, 0, 32, 128, 0, 0, false },
+	{ "signal all", IB_QPT_RC, IB_UVERBS_WR_SEND, false, true,
+	  true, SRDMA_T_LONG, 0, 32, 128, 0, 0, true },
+	{ "no timeout", IB_QPT_RC, IB_UVERBS_WR_SEND, false, false,
+	  true, 0, 0, 32, 128, 0, 0, false },
+	{ "short timeout", IB_QPT_RC, IB_UVERBS_WR_SEND, false, false,
+	  true, SRDMA_T_SHORT, 0, 32, 128, 0, 0, true },
+	{ "32nd packet", IB_QPT_RC, IB_UVERBS_WR_RDMA_WRITE, false, false,
+	  false, SRDMA_T_LONG, 31, 512, 1024, 0, 0, true },
+	{ "31st packet", IB_QPT_RC, IB_UVERBS_WR_RDMA_WRITE, false, false,
+	  false, SRDMA_T_LONG, 30, 512, 1024, 0, 0, false },
+	{ "half the window", IB_QPT_RC, IB_UVERBS_WR_RDMA_WRITE, false, false,
+	  true, SRDMA_T_LONG, 3, 8, 1024, 0, 0, true },
+	{ "half the SQ", IB_QPT_RC, IB_UVERBS_WR_SEND, false, false,
+	  true, SRDMA_T_LONG, 7, 512, 16, 0, 0, true },
+	{ "below half the SQ", IB_QPT_RC, IB_UVERBS_WR_SEND, false, false,
+	  true, SRDMA_T_LONG, 6, 512, 16, 0, 0, false },
+	{ "SQ of one", IB_QPT_RC, IB_UVERBS_WR_SEND, false, false,
+	  true, SRDMA_T_LONG, 0, 512, 1, 0, 0, true },
+	{ "fills the window", IB_QPT_RC, IB_UVERBS_WR_RDMA_WRITE, false, false,
+	  false, SRDMA_T_LONG, 0, 32, 128, 31, 31, true },
+	{ "sent again", IB_QPT_RC, IB_UVERBS_WR_SEND, false, false,
+	  true, SRDMA_T_LONG, 0, 32, 128, 2, 5, true },
+	{ "sent again, middle", IB_QPT_RC, IB_UVERBS_WR_SEND, false, false,
+	  false, SRDMA_T_LONG, 0, 32, 128, 2, 5, false },
+	{ "READ", IB_QPT_RC, IB_UVERBS_WR_RDMA_READ, false, false,
+	  true, SRDMA_T_LONG, 0, 32, 128, 0, 0, true },
+	{ "atomic", IB_QPT_RC, IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD, false, false,
+	  true, SRDMA_T_LONG, 0, 32, 128, 0, 0, true },
+	{ "UC, signaled", IB_QPT_UC, IB_UVERBS_WR_SEND, true, false,
+	  true, SRDMA_T_SHORT, 31, 32, 128, 31, 31, false },
+};
+
+static void srdma_ackreq_case_desc(const struct srdma_ackreq_case *c,
+				   char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(srdma_ackreq, srdma_ackreq_cases, srdma_ackreq_case_desc);
+
+static void srdma_ackreq_test(struct kunit *test)
+{
+	const struct srdma_ackreq_case *c = test->param_value;
+	struct srdma_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct srdma_swqe *sw = kunit_kzalloc(test, sizeof(*sw), GFP_KERNEL);
+	/* Near the wrap, so that the PSN arithmetic crosses it. */
+	const u32 una = 0xfffff0;
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	KUNIT_ASSERT_NOT_NULL(test, sw);
+	qp->ibqp.qp_type = c->type;
+	qp->sq_sig_all = c->sig_all;
+	qp->attr.timeout = c->timeout;
+	qp->sq.ring.num = c->sq_num;
+	qp->req.cwnd = c->cwnd;
+	qp->req.pkts_since_ack_req = c->since;
+	qp->req.una = una;
+	qp->req.max_psn = srdma_psn_add(una, c->max_psn);
+	sw->wqe.opcode = c->opcode;
+	sw->wqe.flags = c->signaled ? SRDMA_WQE_SIGNALED : 0;
+
+	KUNIT_EXPECT_EQ(test,
+			srdma_req_want_ack(qp, sw, srdma_psn_add(una, c->psn),
+					   c->last),
+			c->want);
+}
+
 static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE_PARAM(srdma_resp_seq_test, srdma_seq_gen_params),
 	KUNIT_CASE_PARAM(srdma_psn_classify_test, srdma_class_gen_params),
 	KUNIT_CASE(srdma_nak_test),
 	KUNIT_CASE(srdma_cwnd_test),
+	KUNIT_CASE_PARAM(srdma_ackreq_test, srdma_ackreq_gen_params),
 	{}
 };
 
