@@ -685,6 +685,70 @@ TEST_F(RcTest, UnsignaledWritesThenSignaledRead) {
   EXPECT_TRUE(Poll(a_.cq, 1, 100).empty());
 }
 
+// IBTA C9-60: a requester that leaves AckReq off must make sure the ACKs
+// it needs still come. softrdma leaves it off an unsignaled message (the
+// ACK only frees the slot) and, once the SQ is quiet, sends the last
+// packet again with AckReq (the tail probe). The responder acknowledges the
+// duplicate (C9-105), rdma_rxe as well as softrdma: no local ACK timeout
+// follows, however long the QP stays idle.
+TEST_F(RcTest, UnsignaledTailIsProbedNotRetried) {
+  if (Env("SRDMA_KIND_A", "softrdma") != "softrdma")
+    GTEST_SKIP() << "the requester's behaviour is checked on softrdma";
+  ConnOpts o;
+  o.timeout = 16;  // 268 ms: long enough for lazy ACKs at any HZ
+  o.retry_cnt = 1;
+  ASSERT_NO_FATAL_FAILURE(Pair(4096, o));
+  const long probes = ReadCounter(a_dev_->ctx, "tail_probes");
+  const long timeouts = ReadCounter(a_dev_->ctx, "ack_timeouts");
+  ASSERT_GE(probes, 0) << "no tail_probes counter";
+  Fill(a_.buf, 0, 300, 17);
+  for (int i = 0; i < 3; i++)
+    ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, i * 100, 100, i,
+                       (uintptr_t)b_.buf.data() + i * 100, b_.mr->rkey, 0),
+              0);
+  long probed = 0;
+  for (int t = 0; t < 200 && probed < 1; t++) probed = ReadCounter(a_dev_->ctx, "tail_probes") - probes;
+  EXPECT_GE(probed, 1);
+  // Two ACK timeouts and the QP would have failed; none happens, and the
+  // answered probe is not repeated (one per WRITE at most, had the posts
+  // been spread out).
+  usleep(700000);
+  EXPECT_EQ(ReadCounter(a_dev_->ctx, "ack_timeouts"), timeouts);
+  EXPECT_LE(ReadCounter(a_dev_->ctx, "tail_probes") - probes, 3);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 300), 0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 8, 9, (uintptr_t)b_.buf.data(), b_.mr->rkey), 0);
+  auto sw = Poll(a_.cq, 1);
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].wr_id, 9u);
+  EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(sw[0].status);
+}
+
+// The perftest pattern: a stream of small WRITEs, one in 50 signaled, as
+// many in flight as the SQ holds. Slots come back as ACKs arrive, without
+// an ACK per message, and every byte lands.
+TEST_F(RcTest, UnsignaledStreamCompletes) {
+  constexpr int kDepth = 64, kMsgs = 3000, kEvery = 50, kLen = 64;
+  ASSERT_NO_FATAL_FAILURE(Pair(kMsgs * kLen, {}, kDepth));
+  Fill(a_.buf, 0, kMsgs * kLen, 5);
+  int posted = 0, done = 0;
+  while (done < kMsgs) {
+    while (posted < kMsgs && posted - done < kDepth) {
+      const bool sig = (posted + 1) % kEvery == 0 || posted + 1 == kMsgs;
+      ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, posted * kLen, kLen, posted,
+                         (uintptr_t)b_.buf.data() + posted * kLen, b_.mr->rkey,
+                         sig ? IBV_SEND_SIGNALED : 0),
+                0)
+          << "message " << posted;
+      posted++;
+    }
+    auto wc = Poll(a_.cq, 1);
+    ASSERT_EQ(wc.size(), 1u) << "after " << done << " messages";
+    ASSERT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+    done = (int)wc[0].wr_id + 1;
+  }
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), kMsgs * kLen), 0);
+}
+
 TEST_F(RcTest, SolicitedEventWakesChannel) {
   ASSERT_NO_FATAL_FAILURE(Pair(4096));
   ibv_comp_channel* ch = ibv_create_comp_channel(b_dev_->ctx);
