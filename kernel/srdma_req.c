@@ -6,6 +6,12 @@
  * Retransmission is go-back-N from the oldest unacknowledged PSN
  * (srdma_req.una); the completer decides when (srdma_comp.c).
  *
+ * AckReq goes only where an ACK is waited for (srdma_req_want_ack()). One
+ * timer per QP is an event hook of this file:
+ *   probe    armed by a pass that leaves unacknowledged packets of which
+ *            none asked for an ACK; on expiry the last one is sent again
+ *            with AckReq (srdma_req_probe())
+ *
  * Every function here runs with qp->lock held.
  */
 

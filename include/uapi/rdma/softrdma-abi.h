@@ -98,11 +98,12 @@ struct srdma_ring_ctrl {
 #define SRDMA_RING_KSTATE_ERROR		(1U << 0)
 /*
  * kstate of an SQ: the kernel's transport is running for this QP and will
- * look at prod again by itself (on the next ACK, timer or pass), so a post
- * needs no doorbell. The kernel clears the bit, issues a full barrier and
- * reads prod once more before it goes idle; the process store-releases
- * prod, issues a full barrier and reads the bit. Either the kernel sees the
- * new WQE or the process sees the bit clear and rings the doorbell.
+ * look at prod again by itself (an ACK or response it asked for is due, an
+ * RNR wait or another pass runs), so a post needs no doorbell. The kernel
+ * clears the bit, issues a full barrier and reads prod once more before it
+ * goes idle; the process store-releases prod, issues a full barrier and
+ * reads the bit. Either the kernel sees the new WQE or the process sees the
+ * bit clear and rings the doorbell.
  */
 #define SRDMA_RING_KSTATE_POLLING	(1U << 1)
 
