@@ -158,10 +158,18 @@ static bool srdma_req_gather(struct srdma_qp *qp, struct srdma_swqe *sw,
 }
 
 /*
+ * Payloads below this are copied even where they could go by reference:
+ * a page reference, a fragment and a separate ICRC fragment cost more
+ * than copying a few cache lines.
+ */
+#define SRDMA_ZC_MIN	256
+
+/*
  * Allocate and fill a request packet whose headers @pkt describes. The
  * payload of a process's WQE goes in by reference to its pinned pages
  * when the netdev does scatter-gather (and no pad is needed); otherwise,
- * or when that fails for want of fragment slots, it is copied once.
+ * when it is short, or when that fails for want of fragment slots, it is
+ * copied once.
  */
 static struct sk_buff *srdma_req_alloc(struct srdma_qp *qp,
 				       struct srdma_swqe *sw,
@@ -176,7 +184,7 @@ static struct sk_buff *srdma_req_alloc(struct srdma_qp *qp,
 	 * completes once its packets are queued, which may still be
 	 * before they leave.
 	 */
-	bool zc = qp->is_user && paylen && !pkt->pad &&
+	bool zc = qp->is_user && paylen >= SRDMA_ZC_MIN && !pkt->pad &&
 		  qp->ibqp.qp_type == IB_QPT_RC &&
 		  !(sw->wqe.flags & SRDMA_WQE_INLINE) && srdma_net_can_frag(sdev);
 	struct sk_buff *skb;
@@ -401,7 +409,7 @@ static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
 }
 
 /**
- * srdma_req_probe() - Send the tail probe if one is due
+ * srdma_req_probe() - Send the tail probe, which is due (req.probe)
  * @qp: the QP
  * @q: packets to send once qp->lock is released
  *
@@ -427,8 +435,6 @@ void srdma_req_probe(struct srdma_qp *qp, struct sk_buff_head *q)
 	int d;
 
 	lockdep_assert_held(&qp->lock);
-	if (!req->probe)
-		return;
 	req->probe = false;
 	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
 	    req->rnr_wait || req->need_retry || !req->pkts_since_ack_req ||

@@ -120,7 +120,8 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 	}
 	more = srdma_resp_tx(qp, q, &budget);
 	more |= srdma_req_tx(qp, q, &budget);
-	srdma_req_probe(qp, q);
+	if (qp->req.probe)
+		srdma_req_probe(qp, q);
 	if (qp->req.una != qp->req.max_psn &&
 	    !timer_pending(&qp->retrans_timer))
 		srdma_comp_arm_timer(qp);
