@@ -258,6 +258,7 @@ struct srdma_req {
  * @res: responder resources, max_dest_rd_atomic of them
  * @nres: entries in @res
  * @res_next: next entry of @res to use (round robin: the oldest is reused)
+ * @res_busy: an entry of @res may have responses to send
  * @ack_pending: an ACK for @ack_psn must be sent
  * @ack_psn: PSN the pending ACK acknowledges
  * @ack_syndrome: syndrome of the pending ACK or NAK
@@ -279,6 +280,7 @@ struct srdma_resp {
 	struct srdma_rd_res *res;
 	u32 nres;
 	u32 res_next;
+	bool res_busy;
 	bool ack_pending;
 	u32 ack_psn;
 	u8 ack_syndrome;

@@ -324,6 +324,7 @@ static struct srdma_rd_res *srdma_resp_new_res(struct srdma_qp *qp)
 	res = &resp->res[resp->res_next];
 	resp->res_next = (resp->res_next + 1) % resp->nres;
 	memset(res, 0, sizeof(*res));
+	resp->res_busy = true;
 	return res;
 }
 
@@ -432,6 +433,7 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 		res->resid = pkt->reth.len;
 		res->next_psn = pkt->psn;
 		res->start_psn = pkt->psn;
+		qp->resp.res_busy = true;
 		res->last_psn = srdma_psn_add(pkt->psn,
 					      (pkt->reth.len ?
 					       DIV_ROUND_UP(pkt->reth.len, pmtu) :
@@ -440,8 +442,10 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 	case SRDMA_OPF_ATOMIC:
 		/* Answered from the saved result, never executed twice. */
 		res = srdma_resp_find_res(qp, pkt->psn);
-		if (res && res->type == SRDMA_RES_ATOMIC)
+		if (res && res->type == SRDMA_RES_ATOMIC) {
 			res->resid = 1;
+			qp->resp.res_busy = true;
+		}
 		break;
 	default:
 		/* SEND/WRITE: acknowledge everything received so far. */
@@ -689,6 +693,39 @@ static struct sk_buff *srdma_resp_atomic_packet(struct srdma_qp *qp,
 	return skb;
 }
 
+/*
+ * Send the responses of the responder resources, oldest first (the slot
+ * after the newest). Return: true when one is left for another pass;
+ * resp.res_busy is cleared once none is pending.
+ */
+static bool srdma_resp_tx_res(struct srdma_qp *qp, struct sk_buff_head *q,
+			      int *budget)
+{
+	struct srdma_resp *resp = &qp->resp;
+	struct srdma_rd_res *res;
+	struct sk_buff *skb;
+	u32 i, slot = resp->res_next;
+
+	for (i = 0; i < resp->nres; i++, slot++) {
+		if (slot == resp->nres)
+			slot = 0;
+		res = &resp->res[slot];
+		while (srdma_res_pending(res) && *budget > 0 && !resp->fatal) {
+			skb = res->type == SRDMA_RES_READ ?
+			      srdma_resp_read_packet(qp, res) :
+			      srdma_resp_atomic_packet(qp, res);
+			if (!skb)
+				break;
+			__skb_queue_tail(q, skb);
+			(*budget)--;
+		}
+		if (srdma_res_pending(res) && !resp->fatal)
+			return true;
+	}
+	resp->res_busy = false;
+	return false;
+}
+
 /**
  * srdma_resp_tx() - Send responses: READ data, atomic ACKs, ACK/NAK
  * @qp: the QP
@@ -704,27 +741,12 @@ static struct sk_buff *srdma_resp_atomic_packet(struct srdma_qp *qp,
 bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 {
 	struct srdma_resp *resp = &qp->resp;
-	struct srdma_rd_res *res;
 	struct srdma_pkt pkt = {};
 	struct sk_buff *skb;
-	u32 i;
 
 	lockdep_assert_held(&qp->lock);
-	/* Oldest resource first: the slot after the newest. */
-	for (i = 0; i < resp->nres && *budget > 0; i++) {
-		res = &resp->res[(resp->res_next + i) % resp->nres];
-		while (srdma_res_pending(res) && *budget > 0 && !resp->fatal) {
-			skb = res->type == SRDMA_RES_READ ?
-			      srdma_resp_read_packet(qp, res) :
-			      srdma_resp_atomic_packet(qp, res);
-			if (!skb)
-				break;
-			__skb_queue_tail(q, skb);
-			(*budget)--;
-		}
-		if (srdma_res_pending(res) && !resp->fatal)
-			return true;
-	}
+	if (resp->res_busy && srdma_resp_tx_res(qp, q, budget))
+		return true;
 	if (!resp->ack_pending || *budget <= 0)
 		return resp->ack_pending;
 
