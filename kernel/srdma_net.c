@@ -603,8 +603,9 @@ static struct sk_buff *srdma_net_alloc_head(unsigned int size, gfp_t gfp)
 	struct sk_buff *skb;
 	void *data;
 
-	/* The per-CPU cache is a softirq-context object. */
-	if (fragsz > PAGE_SIZE || in_hardirq() || irqs_disabled())
+	/* The per-CPU cache is used with bottom halves off: never sleeping. */
+	if (fragsz > PAGE_SIZE || gfpflags_allow_blocking(gfp) ||
+	    in_hardirq() || irqs_disabled())
 		return alloc_skb(size, gfp);
 	local_bh_disable();
 	data = page_frag_alloc(this_cpu_ptr(&srdma_skb_heads), fragsz, gfp);
