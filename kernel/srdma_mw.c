@@ -25,6 +25,12 @@
 
 #define SRDMA_MW_ACCESS	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_ATOMIC | IB_ZERO_BASED)
+/*
+ * Local write is no right of a window (local access goes through the MR's
+ * L_Key), but programs pass it along with remote write, and rdma_rxe and
+ * hardware providers accept it: it is ignored.
+ */
+#define SRDMA_MW_ACCESS_IGNORED	IB_ACCESS_LOCAL_WRITE
 
 /**
  * srdma_alloc_mw() - Allocate a memory window, unbound
@@ -91,7 +97,7 @@ enum ib_wc_status srdma_mw_bind(struct srdma_qp *qp,
 {
 	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
 	const struct ib_pd *pd = qp->ibqp.pd;
-	u32 access = w->wr.bind.access;
+	u32 access = w->wr.bind.access & ~SRDMA_MW_ACCESS_IGNORED;
 	struct srdma_mr *km, *mr = NULL;
 	enum ib_wc_status status = IB_WC_MW_BIND_ERR;
 
