@@ -361,8 +361,12 @@ void srdma_qp_flush(struct srdma_qp *qp)
 {
 	if (qp->state != IB_QPS_ERR)
 		return;
-	srdma_wq_flush(qp, false);
+	/*
+	 * The SQ first: the WQE that failed completes with its error before
+	 * the flushed receives, also where both queues share one CQ.
+	 */
 	srdma_wq_flush(qp, true);
+	srdma_wq_flush(qp, false);
 }
 
 static void srdma_qp_enter_error(struct srdma_qp *qp)
