@@ -283,6 +283,10 @@ int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	bool ring_db = false;
 	int err = 0;
 
+	if (!srdma_qp_sq_open(ibqp)) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	pthread_spin_lock(&qp->sq.lock);
 	space = srdma_uring_space(r);
 	for (; wr; wr = wr->next, n++) {
@@ -360,7 +364,7 @@ int srdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	int err;
 
 	/* A QP with an SRQ has no RQ (ibv_post_recv(3)). */
-	if (!qp->rq.map.addr) {
+	if (!qp->rq.map.addr || !srdma_qp_rq_open(ibqp)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

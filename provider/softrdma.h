@@ -138,6 +138,24 @@ static inline struct srdma_qp *to_sqp_ex(struct ibv_qp_ex *ibqp)
 }
 
 /* CQ lock, unless the application promised a single thread. */
+/*
+ * IBTA 10.3.1: a QP takes send work requests from RTS on (in SQD, SQE and
+ * ERR they are queued or flushed), receive work requests from INIT on;
+ * before that a post fails at once. The state is the one libibverbs keeps
+ * from ibv_modify_qp(); one the kernel moved to ERR since still posts, and
+ * the kernel flushes what is posted.
+ */
+static inline bool srdma_qp_sq_open(const struct ibv_qp *qp)
+{
+	return qp->state != IBV_QPS_RESET && qp->state != IBV_QPS_INIT &&
+	       qp->state != IBV_QPS_RTR;
+}
+
+static inline bool srdma_qp_rq_open(const struct ibv_qp *qp)
+{
+	return qp->state != IBV_QPS_RESET;
+}
+
 static inline void srdma_cq_lock(struct srdma_cq *cq)
 {
 	if (!cq->no_lock)
@@ -219,6 +237,7 @@ void srdma_qp_init_wr(struct srdma_qp *qp);
 
 /* cq.c: completion fast path */
 int srdma_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+void srdma_cq_clean(struct ibv_cq *ibcq, uint32_t qpn, bool keep_recv);
 int srdma_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void srdma_cq_init_ex(struct srdma_cq *cq);
 

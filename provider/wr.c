@@ -27,7 +27,8 @@
 	 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_RDMA_WRITE |	\
 	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |	\
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |				\
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW |	\
+	 IBV_QP_EX_WITH_LOCAL_INV)
 
 /* What a UC QP can post. */
 #define SRDMA_WR_UC_OPS							\
@@ -81,7 +82,8 @@ static void srdma_wr_start(struct ibv_qp_ex *ibqp)
 	pthread_spin_lock(&qp->sq.lock);
 	qp->wr.n = 0;
 	qp->wr.cur = NULL;
-	qp->wr.err = 0;
+	/* Before RTS every WR of the batch fails: ibv_wr_complete() says so. */
+	qp->wr.err = srdma_qp_sq_open(&ibqp->qp_base) ? 0 : EINVAL;
 	qp->wr.space = srdma_uring_space(&qp->sq.map.ring);
 }
 
@@ -134,6 +136,32 @@ static void srdma_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
 {
 	struct ibv_send_wr wr = {
 		.opcode = IBV_WR_SEND_WITH_INV,
+		.invalidate_rkey = invalidate_rkey,
+	};
+
+	srdma_wr_begin(ibqp, &wr);
+}
+
+/*
+ * Local operations, executed in order on the SQ. A bind carries the
+ * window's new R_Key; ibv_wr_bind_mw(3) leaves mw->rkey to the caller.
+ */
+static void srdma_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
+			     uint32_t rkey,
+			     const struct ibv_mw_bind_info *bind_info)
+{
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_BIND_MW,
+		.bind_mw = { .mw = mw, .rkey = rkey, .bind_info = *bind_info },
+	};
+
+	srdma_wr_begin(ibqp, &wr);
+}
+
+static void srdma_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_LOCAL_INV,
 		.invalidate_rkey = invalidate_rkey,
 	};
 
@@ -320,6 +348,8 @@ void srdma_qp_init_wr(struct srdma_qp *qp)
 
 	q->wr_atomic_cmp_swp = srdma_wr_atomic_cmp_swp;
 	q->wr_atomic_fetch_add = srdma_wr_atomic_fetch_add;
+	q->wr_bind_mw = srdma_wr_bind_mw;
+	q->wr_local_inv = srdma_wr_local_inv;
 	q->wr_rdma_read = srdma_wr_rdma_read;
 	q->wr_rdma_write = srdma_wr_rdma_write;
 	q->wr_rdma_write_imm = srdma_wr_rdma_write_imm;
