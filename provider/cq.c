@@ -61,6 +61,48 @@ int srdma_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	return failed ? -1 : n;
 }
 
+/**
+ * srdma_cq_clean() - Drop the completions of a QP that went to RESET
+ * @ibcq: a CQ of the QP
+ * @qpn: the QP's number
+ * @keep_recv: keep its receive completions (the QP has an SRQ: they hand
+ *	back the SRQ's buffers)
+ *
+ * A QP moved to RESET starts again with empty queues; completions of its
+ * former work left in the CQ would be taken for new ones. Like the
+ * hardware providers, the CQ forgets them. The entries the kernel has
+ * published are compacted toward the producer, the newest first, and the
+ * consumer index skips the freed slots: the kernel writes only past the
+ * producer index, into slots the consumer index has released.
+ */
+void srdma_cq_clean(struct ibv_cq *ibcq, uint32_t qpn, bool keep_recv)
+{
+	struct srdma_cq *cq = to_scq(ibcq);
+	struct srdma_uring *r = &cq->map.ring;
+	struct srdma_cqe *cqe;
+	uint32_t prod, idx, nfreed = 0;
+
+	srdma_cq_lock(cq);
+	prod = srdma_load_acquire(&r->ctrl->prod);
+	/* A corrupt index from the kernel's side: leave the ring alone. */
+	if (prod - r->own > r->num) {
+		srdma_cq_unlock(cq);
+		return;
+	}
+	for (idx = prod; idx != r->own; ) {
+		cqe = srdma_uring_entry(r, --idx);
+		if (cqe->qp_num == qpn &&
+		    !(keep_recv && (cqe->opcode & IBV_WC_RECV)))
+			nfreed++;
+		else if (nfreed)
+			memcpy(srdma_uring_entry(r, idx + nfreed), cqe,
+			       r->stride);
+	}
+	if (nfreed)
+		srdma_uring_consume(r, nfreed);
+	srdma_cq_unlock(cq);
+}
+
 int srdma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct srdma_cq *cq = to_scq(ibcq);

@@ -353,13 +353,17 @@ static struct srdma_qp *srdma_qp_create(struct ibv_context *ctx,
 {
 	struct srdma_create_qp_cmd cmd = {};
 	struct srdma_create_qp_cmd_resp resp = {};
+	uint32_t comp_mask = attr->comp_mask;
 	struct srdma_qp *qp;
 	int err = 0;
 
-	if (!check_comp_mask(attr->comp_mask, IBV_QP_INIT_ATTR_PD |
-					      IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+	/* No creation flag is implemented; an empty set asks for nothing. */
+	if (!check_comp_mask(comp_mask, IBV_QP_INIT_ATTR_PD |
+					IBV_QP_INIT_ATTR_CREATE_FLAGS |
+					IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+	    ((comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags))
 		err = EOPNOTSUPP;
-	else if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+	else if (comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 		err = srdma_wr_check(attr->qp_type, attr->send_ops_flags);
 	if (err) {
 		errno = err;
@@ -369,8 +373,10 @@ static struct srdma_qp *srdma_qp_create(struct ibv_context *ctx,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
+	attr->comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
 	err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	attr->comp_mask = comp_mask;
 	if (err) {
 		errno = err;
 		goto err_free;
@@ -448,10 +454,17 @@ int srdma_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
 	if (ret)
 		return ret;
-	/* RESET discards every WQE: both sides restart their indices. */
+	/*
+	 * RESET discards every WQE: both sides restart their indices, and
+	 * the completions of the discarded work leave the CQs.
+	 */
 	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
 		srdma_wq_reset(&qp->sq);
 		srdma_wq_reset(&qp->rq);
+		if (ibqp->recv_cq)
+			srdma_cq_clean(ibqp->recv_cq, ibqp->qp_num, !!ibqp->srq);
+		if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
+			srdma_cq_clean(ibqp->send_cq, ibqp->qp_num, false);
 	}
 	return 0;
 }
