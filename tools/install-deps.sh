@@ -6,7 +6,8 @@
 #   - the stock 6.1 kernel and headers (bookworm),
 #   - the stock 6.12 kernel and headers (bookworm-backports),
 #   - linux-source-6.1 (test kernel, checkpatch.pl),
-#   - qemu, busybox, rdma-core userspace, perftest, build tools.
+#   - qemu, busybox, rdma-core userspace and its verbs test suite
+#     (python3-pyverbs), perftest, build tools.
 # Idempotent: a second run installs nothing new.
 set -euo pipefail
 
@@ -30,7 +31,7 @@ want=(
 	busybox-static qemu-system-x86 iproute2 sparse linux-source-6.1 python3
 	cmake g++ pkg-config libgtest-dev libgmock-dev
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
-	rdmacm-utils perftest tshark iputils-ping procps
+	rdmacm-utils perftest tshark iputils-ping procps python3-pyverbs
 )
 
 # Resolve the versioned kernel packages behind the metapackages so that 6.1

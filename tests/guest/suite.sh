@@ -5,8 +5,9 @@
 #
 #   SRDMA_KUNIT=1 (test kernel): load the module once to run its KUnit
 #   suites and keep their KTAP (kunit-SUITE.ktap), then unload it.
-#   Then tests/guest/device.sh (device.tap), and the two-device suites
-#   through tests/guest/pair.sh: the RC transport suite with softrdma at
+#   Then tests/guest/device.sh (device.tap), the extended verbs suite
+#   (verbs_ex.tap), rdma-core's own verbs suite (pyverbs.tap), and the
+#   two-device suites through tests/guest/pair.sh: the RC transport suite with softrdma at
 #   both ends over IPv4 and IPv6 and with rdma_rxe as the peer in both
 #   roles, and the hostile-process suite (pair-*.tap, *.xml); the RC and
 #   datagram suites on one device (loopback.tap); perftest and
@@ -52,6 +53,8 @@ tests/guest/device.sh >"$out/device.tap" 2>&1 || rc=1
 cat "$out/device.tap"
 tests/guest/verbs_ex.sh >"$out/verbs_ex.tap" 2>&1 || rc=1
 cat "$out/verbs_ex.tap"
+tests/guest/pyverbs.sh >"$out/pyverbs.tap" 2>&1 || rc=1
+cat "$out/pyverbs.tap"
 # Per-namespace sockets, coexistence with rdma_rxe, garbage datagrams.
 # About 7 minutes under TCG: on the 6.1 kernel only (it passes on 6.12 too:
 # run tests/guest/net.sh there by hand).
