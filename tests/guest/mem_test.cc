@@ -41,7 +41,10 @@ class MemTest : public ::testing::Test {
       GTEST_SKIP() << "the memory checked is softrdma's";
     mtu_ = std::min(a_->active_mtu, b_->active_mtu);
     ASSERT_TRUE(MakeEnd(a_, &a, 65536));
-    ASSERT_TRUE(MakeEnd(b_, &b, 65536));
+    // B binds and invalidates through ibv_post_send() and ibv_wr_*.
+    ASSERT_TRUE(MakeEnd(b_, &b, 65536, 64, nullptr,
+                        IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW |
+                            IBV_QP_EX_WITH_LOCAL_INV));
     ConnOpts o;
     o.retry_cnt = 1;
     ASSERT_EQ(Connect(&a, &b, mtu_, o), 0);
@@ -209,6 +212,47 @@ TEST_F(MemTest, Type2SendWithInvalidateThenLocalInvalidate) {
   EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
   EXPECT_EQ(wc.opcode, IBV_WC_LOCAL_INV);
   wc = Rdma(IBV_WR_RDMA_READ, WinAddr(0), rkey, 0, 64);
+  EXPECT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR) << ibv_wc_status_str(wc.status);
+  ibv_dealloc_mw(mw);
+}
+
+// ibv_wr_bind_mw() and ibv_wr_local_inv(). A window given local write
+// along with its remote rights binds: local write is no right of a window
+// and is ignored, as rdma_rxe and the hardware providers do.
+TEST_F(MemTest, WrApiBindsAndInvalidatesAWindow) {
+  ibv_qp_ex* qx = ibv_qp_to_qp_ex(b.qp);
+  ASSERT_NE(qx, nullptr);
+  ibv_mw* mw = ibv_alloc_mw(b_->pd, IBV_MW_TYPE_2);
+  ASSERT_NE(mw, nullptr);
+  uint32_t rkey = ibv_inc_rkey(mw->rkey);
+  ibv_mw_bind_info info = {win_mr, WinAddr(1024), 2048,
+                           IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE};
+  ibv_wr_start(qx);
+  qx->wr_id = 71;
+  qx->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_bind_mw(qx, mw, rkey, &info);
+  ASSERT_EQ(ibv_wr_complete(qx), 0);
+  auto w = Poll(b.cq, 1);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(w[0].status);
+  EXPECT_EQ(w[0].opcode, IBV_WC_BIND_MW);
+  EXPECT_EQ(w[0].wr_id, 71u);
+
+  Fill(a.buf, 0, 2048, 44);
+  auto wc = Rdma(IBV_WR_RDMA_WRITE, WinAddr(1024), rkey, 0, 2048);
+  ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+  EXPECT_EQ(std::memcmp(win_buf.data() + 1024, a.buf.data(), 2048), 0);
+
+  ibv_wr_start(qx);
+  qx->wr_id = 72;
+  qx->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_local_inv(qx, rkey);
+  ASSERT_EQ(ibv_wr_complete(qx), 0);
+  w = Poll(b.cq, 1);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(w[0].status);
+  EXPECT_EQ(w[0].opcode, IBV_WC_LOCAL_INV);
+  wc = Rdma(IBV_WR_RDMA_WRITE, WinAddr(1024), rkey, 0, 8);
   EXPECT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR) << ibv_wc_status_str(wc.status);
   ibv_dealloc_mw(mw);
 }

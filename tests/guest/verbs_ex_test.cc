@@ -384,8 +384,8 @@ TEST_F(VerbsExTest, CreateQpExRefusesWhatItCannotPost) {
     return a;
   };
   constexpr uint32_t kOps = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-  for (uint64_t op : {(uint64_t)IBV_QP_EX_WITH_LOCAL_INV, (uint64_t)IBV_QP_EX_WITH_BIND_MW,
-                      (uint64_t)IBV_QP_EX_WITH_TSO}) {
+  for (uint64_t op : {(uint64_t)IBV_QP_EX_WITH_TSO,
+                      (uint64_t)IBV_QP_EX_WITH_ATOMIC_WRITE}) {
     SCOPED_TRACE(op);
     auto a = attr(IBV_QPT_RC, kOps, IBV_QP_EX_WITH_SEND | op);
     errno = 0;
@@ -415,6 +415,11 @@ TEST_F(VerbsExTest, CreateQpExRefusesWhatItCannotPost) {
   errno = 0;
   EXPECT_EQ(ibv_create_qp_ex(a_dev_->ctx, &a), nullptr);
   EXPECT_EQ(errno, EOPNOTSUPP);
+  // The creation flags named, none set: nothing is asked.
+  a.create_flags = 0;
+  ibv_qp* no_flags = ibv_create_qp_ex(a_dev_->ctx, &a);
+  ASSERT_NE(no_flags, nullptr) << strerror(errno);
+  EXPECT_EQ(ibv_destroy_qp(no_flags), 0);
 
   // Without send_ops_flags a QP has no struct ibv_qp_ex, whatever created it.
   a = attr(IBV_QPT_RC, IBV_QP_INIT_ATTR_PD, 0);

@@ -486,6 +486,130 @@ TEST_F(VerbsTest, InitToError) {
   EXPECT_EQ(ibv_poll_cq(cq.get(), 1, &wc), 0);
 }
 
+// An RC QP moved from RESET to INIT.
+bool RcInit(ibv_qp* qp) {
+  ibv_qp_attr a = {};
+  a.qp_state = IBV_QPS_INIT;
+  a.port_num = 1;
+  return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                   IBV_QP_ACCESS_FLAGS) == 0;
+}
+
+int PostRecv(ibv_qp* qp, uint64_t wr_id) {
+  ibv_recv_wr wr = {}, *bad = nullptr;
+  wr.wr_id = wr_id;
+  return ibv_post_recv(qp, &wr, &bad);
+}
+
+int PostSend(ibv_qp* qp, uint64_t wr_id) {
+  ibv_send_wr wr = {}, *bad = nullptr;
+  wr.wr_id = wr_id;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  return ibv_post_send(qp, &wr, &bad);
+}
+
+// IBTA 10.3.1: receives are taken from INIT on, sends from RTS on; before,
+// a post fails at once and leaves nothing behind.
+TEST_F(VerbsTest, PostBeforeTheQpTakesWorkFails) {
+  Cq cq = MakeCq(16);
+  ASSERT_TRUE(cq);
+  ibv_qp_init_attr_ex init = {};
+  init.send_cq = cq.get();
+  init.recv_cq = cq.get();
+  init.qp_type = IBV_QPT_RC;
+  init.cap = {16, 16, 1, 1, 0};
+  init.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+  init.pd = pd_.get();
+  init.send_ops_flags = IBV_QP_EX_WITH_SEND;
+  Qp qp(ibv_create_qp_ex(ctx_.get(), &init));
+  ASSERT_TRUE(qp);
+  ibv_qp_ex* qx = ibv_qp_to_qp_ex(qp.get());
+  ASSERT_NE(qx, nullptr);
+  auto wr_send = [&] {
+    ibv_wr_start(qx);
+    qx->wr_id = 9;
+    ibv_wr_send(qx);
+    ibv_wr_set_sge(qx, 0, 0, 0);
+    return ibv_wr_complete(qx);
+  };
+
+  EXPECT_EQ(PostRecv(qp.get(), 1), EINVAL) << "RESET";
+  EXPECT_EQ(PostSend(qp.get(), 2), EINVAL) << "RESET";
+  EXPECT_EQ(wr_send(), EINVAL) << "RESET";
+  ASSERT_TRUE(RcInit(qp.get()));
+  EXPECT_EQ(PostSend(qp.get(), 3), EINVAL) << "INIT";
+  EXPECT_EQ(wr_send(), EINVAL) << "INIT";
+  EXPECT_EQ(PostRecv(qp.get(), 4), 0) << "INIT";
+  // Only the receive was posted: the error state flushes it alone.
+  ibv_qp_attr a = {};
+  a.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE), 0);
+  ibv_wc wc[4];
+  int n = 0;
+  for (int i = 0; i < 1000 && n < 1; i++) {
+    n += ibv_poll_cq(cq.get(), 4, wc + n);
+    if (n < 1) usleep(1000);
+  }
+  ASSERT_EQ(n, 1);
+  EXPECT_EQ(wc[0].wr_id, 4u);
+  EXPECT_EQ(wc[0].status, IBV_WC_WR_FLUSH_ERR);
+  usleep(20000);
+  EXPECT_EQ(ibv_poll_cq(cq.get(), 4, wc), 0);
+}
+
+// A QP moved to RESET forgets the completions of its former work: what it
+// completes next is not mistaken for the flushes of before. Another QP's
+// completions in the same CQ stay, in order.
+TEST_F(VerbsTest, ResetDropsTheQpsCompletions) {
+  Cq cq = MakeCq(64);
+  ASSERT_TRUE(cq);
+  Qp q1 = MakeQp(IBV_QPT_RC, cq.get());
+  Qp q2 = MakeQp(IBV_QPT_RC, cq.get());
+  ASSERT_TRUE(q1 && q2);
+  ASSERT_TRUE(RcInit(q1.get()));
+  ASSERT_TRUE(RcInit(q2.get()));
+  // Interleaved in the CQ: q2's 10, q1's 11, 12, q2's 20, 21.
+  ASSERT_EQ(PostRecv(q2.get(), 10), 0);
+  ASSERT_EQ(PostRecv(q1.get(), 11), 0);
+  ASSERT_EQ(PostRecv(q1.get(), 12), 0);
+  ibv_qp_attr a = {};
+  a.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(q2.get(), &a, IBV_QP_STATE), 0);
+  ASSERT_EQ(ibv_modify_qp(q1.get(), &a, IBV_QP_STATE), 0);
+  ASSERT_EQ(PostRecv(q2.get(), 20), 0);
+  ASSERT_EQ(PostRecv(q2.get(), 21), 0);
+  usleep(50000);
+  a.qp_state = IBV_QPS_RESET;
+  ASSERT_EQ(ibv_modify_qp(q1.get(), &a, IBV_QP_STATE), 0);
+  std::vector<uint64_t> ids;
+  ibv_wc wc[8];
+  for (int i = 0; i < 1000 && ids.size() < 3; i++) {
+    int n = ibv_poll_cq(cq.get(), 8, wc);
+    ASSERT_GE(n, 0);
+    for (int k = 0; k < n; k++) {
+      EXPECT_EQ(wc[k].qp_num, q2->qp_num);
+      EXPECT_EQ(wc[k].status, IBV_WC_WR_FLUSH_ERR);
+      ids.push_back(wc[k].wr_id);
+    }
+    if (!n) usleep(1000);
+  }
+  EXPECT_EQ(ids, (std::vector<uint64_t>{10, 20, 21}));
+  // q1 starts again, empty.
+  ASSERT_TRUE(RcInit(q1.get()));
+  ASSERT_EQ(PostRecv(q1.get(), 30), 0);
+  a.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(q1.get(), &a, IBV_QP_STATE), 0);
+  int n = 0;
+  for (int i = 0; i < 1000 && n < 1; i++) {
+    n = ibv_poll_cq(cq.get(), 8, wc);
+    if (!n) usleep(1000);
+  }
+  ASSERT_EQ(n, 1);
+  EXPECT_EQ(wc[0].wr_id, 30u);
+  EXPECT_EQ(wc[0].qp_num, q1->qp_num);
+}
+
 TEST_F(VerbsTest, ObjectChurn) {
   std::vector<uint8_t> buf(64 * 1024);
   for (int i = 0; i < 200; i++) {

@@ -103,13 +103,14 @@ constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                         IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
 // @pd: the protection domain of the QP and the region, else the device's.
+// @send_ops: IBV_QP_EX_WITH_* for a QP with the ibv_wr_* API, else 0.
 inline bool MakeEnd(Dev* dev, End* e, size_t bytes, uint32_t depth = 64,
-                    ibv_pd* pd = nullptr) {
+                    ibv_pd* pd = nullptr, uint64_t send_ops = 0) {
   if (!pd) pd = dev->pd;
   e->dev = dev;
   e->cq = ibv_create_cq(dev->ctx, 4 * depth, nullptr, nullptr, 0);
   if (!e->cq) return false;
-  ibv_qp_init_attr init = {};
+  ibv_qp_init_attr_ex init = {};
   init.send_cq = e->cq;
   init.recv_cq = e->cq;
   init.qp_type = IBV_QPT_RC;
@@ -118,7 +119,13 @@ inline bool MakeEnd(Dev* dev, End* e, size_t bytes, uint32_t depth = 64,
   init.cap.max_send_sge = 4;
   init.cap.max_recv_sge = 4;
   init.cap.max_inline_data = 64;
-  e->qp = ibv_create_qp(pd, &init);
+  init.comp_mask = IBV_QP_INIT_ATTR_PD;
+  init.pd = pd;
+  if (send_ops) {
+    init.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    init.send_ops_flags = send_ops;
+  }
+  e->qp = ibv_create_qp_ex(dev->ctx, &init);
   if (!e->qp) return false;
   e->buf.assign(bytes, 0);
   e->mr = ibv_reg_mr(pd, e->buf.data(), e->buf.size(), kAccess);
