@@ -7,7 +7,8 @@
 #   - the stock 6.12 kernel and headers (bookworm-backports),
 #   - linux-source-6.1 (test kernel, checkpatch.pl),
 #   - qemu, busybox, rdma-core userspace and its verbs test suite
-#     (python3-pyverbs), perftest, build tools.
+#     (python3-pyverbs), perftest, the NFS server (for NFS over RDMA in
+#     the guests; its daemons are not started here), build tools.
 # Idempotent: a second run installs nothing new.
 set -euo pipefail
 
@@ -32,7 +33,11 @@ want=(
 	cmake g++ pkg-config libgtest-dev libgmock-dev
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest tshark iputils-ping procps python3-pyverbs
+	nfs-kernel-server
 )
+# Daemons that only the guests run (the NFS server and rpcbind): this host
+# neither starts them now nor at boot, unless it had them before.
+guest_daemons=(nfs-server.service rpcbind.service rpcbind.socket)
 
 # Resolve the versioned kernel packages behind the metapackages so that 6.1
 # and 6.12 can be installed side by side.
@@ -60,7 +65,18 @@ echo "install-deps: kernels $k61 $k612"
 # The host never boots these kernels: skip the initramfs and bootloader hooks.
 mkdir -p /etc/initramfs-tools/conf.d
 export INITRD=No
+had_nfs=0
+dpkg -s nfs-kernel-server >/dev/null 2>&1 && had_nfs=1
+policy=/usr/sbin/policy-rc.d
+if [ "$had_nfs" = 0 ] && [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\n# softrdma install-deps: start no service\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	trap 'rm -f "$policy"' EXIT
+fi
 apt-get install -y -q --no-install-recommends "${want[@]}"
+if [ "$had_nfs" = 0 ] && command -v systemctl >/dev/null; then
+	systemctl disable --now --quiet "${guest_daemons[@]}" 2>/dev/null || true
+fi
 apt-get install -y -q --no-install-recommends -t bookworm "$k61" "$h61"
 apt-get install -y -q --no-install-recommends -t bookworm-backports "$k612" "$h612"
 touch "$stamp"

@@ -11,7 +11,8 @@
 #   both ends over IPv4 and IPv6 and with rdma_rxe as the peer in both
 #   roles, and the hostile-process suite (pair-*.tap, *.xml); the RC and
 #   datagram suites on one device (loopback.tap); perftest and
-#   rdma-core's examples (perftest.tap); rdma_cm and its tools (cm.tap).
+#   rdma-core's examples (perftest.tap); rdma_cm and its tools (cm.tap);
+#   NVMe over Fabrics and NFS over RDMA (nvmeof.tap, nfsrdma.tap).
 #
 # Exits 0 when every test passed.
 set -u
@@ -93,6 +94,7 @@ tests/guest/loopback.sh >"$out/loopback.tap" 2>&1 || rc=1; cat "$out/loopback.ta
 tests/guest/perftest.sh >"$out/perftest.tap" 2>&1 || rc=1; cat "$out/perftest.tap"
 tests/guest/cm.sh >"$out/cm.tap" 2>&1 || rc=1; cat "$out/cm.tap"
 tests/guest/nvmeof.sh >"$out/nvmeof.tap" 2>&1 || rc=1; cat "$out/nvmeof.tap"
+tests/guest/nfsrdma.sh >"$out/nfsrdma.tap" 2>&1 || rc=1; cat "$out/nfsrdma.tap"
 # A million mutated packets on the test kernel (KASAN, lockdep, kmemleak
 # watching); fewer on the stock kernels.
 [ "${SRDMA_KUNIT:-0}" = 1 ] || export SRDMA_FUZZ_PACKETS=${SRDMA_FUZZ_PACKETS:-200000}
