@@ -48,6 +48,16 @@ static bool srdma_rcv_qp_ok(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	return true;
 }
 
+/* Step 3: the ICRC, for a packet that was on a wire; a bad one is counted. */
+static bool srdma_rcv_icrc_ok(struct srdma_dev *sdev, struct sk_buff *skb,
+			      bool local)
+{
+	if (local || !srdma_icrc_verify(skb))
+		return true;
+	srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_BAD_ICRC);
+	return false;
+}
+
 /**
  * srdma_rcv() - Process one received RoCEv2 packet
  * @sdev: the device it arrived on
@@ -73,10 +83,8 @@ void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb, bool local)
 	/* IBTA 10.5.2: a multicast datagram goes to every attached QP. */
 	if (pkt.qpn == SRDMA_MCAST_QPN &&
 	    srdma_opcode_transport(pkt.opcode) == SRDMA_TRANSPORT_UD) {
-		if (!local && srdma_icrc_verify(skb)) {
-			srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_BAD_ICRC);
+		if (!srdma_rcv_icrc_ok(sdev, skb, local))
 			goto drop;
-		}
 		if (!srdma_mcast_rcv(sdev, &pkt, skb))
 			srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_NO_QP);
 		goto drop;
@@ -91,10 +99,8 @@ void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb, bool local)
 		goto drop;
 	}
 
-	if (!local && srdma_icrc_verify(skb)) {
-		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_BAD_ICRC);
+	if (!srdma_rcv_icrc_ok(sdev, skb, local))
 		goto drop;
-	}
 
 	srdma_qp_rcv(qp, &pkt, skb);
 drop:
