@@ -68,28 +68,28 @@ int srdma_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
  * @keep_recv: keep its receive completions (the QP has an SRQ: they hand
  *	back the SRQ's buffers)
  *
- * A QP moved to RESET starts again with empty queues; completions of its
- * former work left in the CQ would be taken for new ones. Like the
- * hardware providers, the CQ forgets them. The entries the kernel has
- * published are compacted toward the producer, the newest first, and the
- * consumer index skips the freed slots: the kernel writes only past the
- * producer index, into slots the consumer index has released.
+ * The entries the kernel has published are compacted toward the producer,
+ * the newest first, and the consumer index skips the freed slots: the
+ * kernel writes only past the producer index, into slots the consumer
+ * index has released. The entry an extended poll stands on (cq->cur, a
+ * single-threaded CQ reset from within its batch) stays where it is.
  */
 void srdma_cq_clean(struct ibv_cq *ibcq, uint32_t qpn, bool keep_recv)
 {
 	struct srdma_cq *cq = to_scq(ibcq);
 	struct srdma_uring *r = &cq->map.ring;
+	uint32_t prod, idx, first, nfreed = 0;
 	struct srdma_cqe *cqe;
-	uint32_t prod, idx, nfreed = 0;
 
 	srdma_cq_lock(cq);
 	prod = srdma_load_acquire(&r->ctrl->prod);
+	first = r->own + (cq->cur ? 1 : 0);
 	/* A corrupt index from the kernel's side: leave the ring alone. */
-	if (prod - r->own > r->num) {
+	if (prod - r->own > r->num || prod == r->own) {
 		srdma_cq_unlock(cq);
 		return;
 	}
-	for (idx = prod; idx != r->own; ) {
+	for (idx = prod; idx != first; ) {
 		cqe = srdma_uring_entry(r, --idx);
 		if (cqe->qp_num == qpn &&
 		    !(keep_recv && (cqe->opcode & IBV_WC_RECV)))
@@ -98,8 +98,16 @@ void srdma_cq_clean(struct ibv_cq *ibcq, uint32_t qpn, bool keep_recv)
 			memcpy(srdma_uring_entry(r, idx + nfreed), cqe,
 			       r->stride);
 	}
-	if (nfreed)
-		srdma_uring_consume(r, nfreed);
+	if (!nfreed)
+		goto out;
+	if (cq->cur) {
+		/* The pinned entry moves up with the others, cur with it. */
+		memcpy(srdma_uring_entry(r, r->own + nfreed),
+		       srdma_uring_entry(r, r->own), r->stride);
+		cq->cur = srdma_uring_entry(r, r->own + nfreed);
+	}
+	srdma_uring_consume(r, nfreed);
+out:
 	srdma_cq_unlock(cq);
 }
 

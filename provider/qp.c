@@ -91,6 +91,24 @@ static bool srdma_opcode_inline_ok(uint8_t op)
 	       op != IBV_WR_BIND_MW;
 }
 
+/*
+ * A bind names its window, of the QP's PD, and a new key of that window
+ * (only the key byte changes: the kernel finds the window by the rest);
+ * a range needs its MR, of the same PD. The kernel checks again what it
+ * can see: the MR's rights and range, a type 2 window being free.
+ */
+static bool srdma_bind_args_ok(const struct srdma_qp *qp,
+			       const struct ibv_send_wr *wr)
+{
+	const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+	const struct ibv_mw *mw = wr->bind_mw.mw;
+
+	if (!mw || mw->pd != qp->vqp.qp.pd ||
+	    (wr->bind_mw.rkey ^ mw->rkey) & ~SRDMA_KEY_BYTE_MASK)
+		return false;
+	return !b->length || (b->mr && b->mr->pd == qp->vqp.qp.pd);
+}
+
 /**
  * srdma_wqe_init() - Write the header of a send WQE
  * @qp: the QP
@@ -151,6 +169,8 @@ int srdma_wqe_init(struct srdma_qp *qp, struct srdma_send_wqe *w,
 	case IBV_WR_BIND_MW: {
 		const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
 
+		if (!srdma_bind_args_ok(qp, wr))
+			return EINVAL;
 		w->wr.bind.addr = b->addr;
 		w->wr.bind.length = b->length;
 		w->wr.bind.mr_lkey = b->mr ? b->mr->lkey : 0;
@@ -224,11 +244,15 @@ int srdma_wqe_add_inline(struct srdma_qp *qp, struct srdma_send_wqe *w,
 }
 
 static int srdma_build_send(struct srdma_qp *qp, const struct ibv_send_wr *wr,
-			    struct srdma_send_wqe *w)
+			    struct srdma_send_wqe *w, bool type1_bind)
 {
 	int err, i;
 
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+		return EINVAL;
+	/* A type 1 window is bound by ibv_bind_mw() alone (ibv_post_send(3)). */
+	if (wr->opcode == IBV_WR_BIND_MW && wr->bind_mw.mw &&
+	    wr->bind_mw.mw->type != (type1_bind ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2))
 		return EINVAL;
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL;
@@ -274,8 +298,8 @@ bool srdma_sq_publish(struct srdma_wq *sq, uint32_t n)
 	       SRDMA_RING_KSTATE_POLLING;
 }
 
-int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad_wr)
+static int srdma_post_send_list(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+				struct ibv_send_wr **bad_wr, bool type1_bind)
 {
 	struct srdma_qp *qp = to_sqp(ibqp);
 	struct srdma_uring *r = &qp->sq.map.ring;
@@ -283,7 +307,7 @@ int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	bool ring_db = false;
 	int err = 0;
 
-	if (!srdma_qp_sq_open(ibqp)) {
+	if (!srdma_qp_sq_open(ibqp, r)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -294,7 +318,8 @@ int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			err = ENOMEM;
 			break;
 		}
-		err = srdma_build_send(qp, wr, srdma_uring_entry(r, r->own + n));
+		err = srdma_build_send(qp, wr, srdma_uring_entry(r, r->own + n),
+				       type1_bind);
 		if (err)
 			break;
 	}
@@ -310,6 +335,12 @@ int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			err = db;
 	}
 	return err;
+}
+
+int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	return srdma_post_send_list(ibqp, wr, bad_wr, false);
 }
 
 /*
@@ -424,7 +455,7 @@ int srdma_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 	wr.bind_mw.mw = mw;
 	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
 	wr.bind_mw.bind_info = mw_bind->bind_info;
-	err = srdma_post_send(ibqp, &wr, &bad);
+	err = srdma_post_send_list(ibqp, &wr, &bad, true);
 	if (!err)
 		mw->rkey = wr.bind_mw.rkey;
 	return err;

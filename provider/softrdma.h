@@ -137,18 +137,18 @@ static inline struct srdma_qp *to_sqp_ex(struct ibv_qp_ex *ibqp)
 	return container_of(ibqp, struct srdma_qp, vqp.qp_ex);
 }
 
-/* CQ lock, unless the application promised a single thread. */
 /*
  * IBTA 10.3.1: a QP takes send work requests from RTS on (in SQD, SQE and
  * ERR they are queued or flushed), receive work requests from INIT on;
  * before that a post fails at once. The state is the one libibverbs keeps
- * from ibv_modify_qp(); one the kernel moved to ERR since still posts, and
- * the kernel flushes what is posted.
+ * from ibv_modify_qp(). The kernel may have moved the QP to ERR since
+ * (a responder error, even in RTR): then it flushes what is posted.
  */
-static inline bool srdma_qp_sq_open(const struct ibv_qp *qp)
+static inline bool srdma_qp_sq_open(const struct ibv_qp *qp,
+				    const struct srdma_uring *sq)
 {
-	return qp->state != IBV_QPS_RESET && qp->state != IBV_QPS_INIT &&
-	       qp->state != IBV_QPS_RTR;
+	return (qp->state != IBV_QPS_RESET && qp->state != IBV_QPS_INIT &&
+		qp->state != IBV_QPS_RTR) || srdma_uring_error(sq);
 }
 
 static inline bool srdma_qp_rq_open(const struct ibv_qp *qp)
@@ -156,6 +156,10 @@ static inline bool srdma_qp_rq_open(const struct ibv_qp *qp)
 	return qp->state != IBV_QPS_RESET;
 }
 
+/* The key byte of an L_Key or R_Key: the consumer's (ibv_inc_rkey()). */
+#define SRDMA_KEY_BYTE_MASK	0xffu
+
+/* CQ lock, unless the application promised a single thread. */
 static inline void srdma_cq_lock(struct srdma_cq *cq)
 {
 	if (!cq->no_lock)

@@ -354,6 +354,7 @@ static struct srdma_qp *srdma_qp_create(struct ibv_context *ctx,
 	struct srdma_create_qp_cmd cmd = {};
 	struct srdma_create_qp_cmd_resp resp = {};
 	uint32_t comp_mask = attr->comp_mask;
+	struct ibv_qp_init_attr_ex kattr;
 	struct srdma_qp *qp;
 	int err = 0;
 
@@ -373,10 +374,12 @@ static struct srdma_qp *srdma_qp_create(struct ibv_context *ctx,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	attr->comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
-	err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv_cmd,
+	/* A copy without the empty creation flags: attr may be shared. */
+	kattr = *attr;
+	kattr.comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, &kattr, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
-	attr->comp_mask = comp_mask;
+	attr->cap = kattr.cap;
 	if (err) {
 		errno = err;
 		goto err_free;
@@ -444,6 +447,20 @@ static void srdma_wq_reset(struct srdma_wq *wq)
 	pthread_spin_unlock(&wq->lock);
 }
 
+/*
+ * The completions of a QP reset or destroyed leave its CQs, as with the
+ * hardware providers: none is taken for one of new work, or names a QP
+ * that is gone. Receive completions of a QP with an SRQ stay: they hand
+ * the SRQ's buffers back.
+ */
+static void srdma_qp_cq_clean(struct ibv_qp *ibqp)
+{
+	if (ibqp->recv_cq)
+		srdma_cq_clean(ibqp->recv_cq, ibqp->qp_num, !!ibqp->srq);
+	if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
+		srdma_cq_clean(ibqp->send_cq, ibqp->qp_num, false);
+}
+
 int srdma_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		    int attr_mask)
 {
@@ -454,17 +471,11 @@ int srdma_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
 	if (ret)
 		return ret;
-	/*
-	 * RESET discards every WQE: both sides restart their indices, and
-	 * the completions of the discarded work leave the CQs.
-	 */
+	/* RESET discards every WQE: both sides restart their indices. */
 	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
 		srdma_wq_reset(&qp->sq);
 		srdma_wq_reset(&qp->rq);
-		if (ibqp->recv_cq)
-			srdma_cq_clean(ibqp->recv_cq, ibqp->qp_num, !!ibqp->srq);
-		if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
-			srdma_cq_clean(ibqp->send_cq, ibqp->qp_num, false);
+		srdma_qp_cq_clean(ibqp);
 	}
 	return 0;
 }
@@ -485,6 +496,7 @@ int srdma_destroy_qp(struct ibv_qp *ibqp)
 
 	if (ret)
 		return ret;
+	srdma_qp_cq_clean(ibqp);
 	srdma_wq_teardown(&qp->rq);
 	srdma_wq_teardown(&qp->sq);
 	free(qp);

@@ -33,7 +33,8 @@
 /* What a UC QP can post. */
 #define SRDMA_WR_UC_OPS							\
 	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
-	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
+	 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 /* What a UD QP can post. */
 #define SRDMA_WR_UD_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
@@ -83,7 +84,8 @@ static void srdma_wr_start(struct ibv_qp_ex *ibqp)
 	qp->wr.n = 0;
 	qp->wr.cur = NULL;
 	/* Before RTS every WR of the batch fails: ibv_wr_complete() says so. */
-	qp->wr.err = srdma_qp_sq_open(&ibqp->qp_base) ? 0 : EINVAL;
+	qp->wr.err = srdma_qp_sq_open(&ibqp->qp_base, &qp->sq.map.ring) ?
+		     0 : EINVAL;
 	qp->wr.space = srdma_uring_space(&qp->sq.map.ring);
 }
 
@@ -143,19 +145,26 @@ static void srdma_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
 }
 
 /*
- * Local operations, executed in order on the SQ. A bind carries the
- * window's new R_Key; ibv_wr_bind_mw(3) leaves mw->rkey to the caller.
+ * Local operations, executed in order on the SQ; they carry no data, so no
+ * setter may follow them. A bind is of a type 2 window (ibv_wr_post(3)),
+ * with the window's new R_Key; mw->rkey is left to the caller.
  */
 static void srdma_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
 			     uint32_t rkey,
 			     const struct ibv_mw_bind_info *bind_info)
 {
+	struct srdma_qp *qp = to_sqp_ex(ibqp);
 	struct ibv_send_wr wr = {
 		.opcode = IBV_WR_BIND_MW,
 		.bind_mw = { .mw = mw, .rkey = rkey, .bind_info = *bind_info },
 	};
 
+	if (mw && mw->type != IBV_MW_TYPE_2) {
+		srdma_wr_fail(&qp->wr, EINVAL);
+		return;
+	}
 	srdma_wr_begin(ibqp, &wr);
+	qp->wr.cur = NULL;
 }
 
 static void srdma_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
@@ -166,6 +175,7 @@ static void srdma_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
 	};
 
 	srdma_wr_begin(ibqp, &wr);
+	to_sqp_ex(ibqp)->wr.cur = NULL;
 }
 
 static void srdma_wr_rdma(struct ibv_qp_ex *ibqp, enum ibv_wr_opcode op,

@@ -227,6 +227,28 @@ TEST_F(MemTest, WrApiBindsAndInvalidatesAWindow) {
   uint32_t rkey = ibv_inc_rkey(mw->rkey);
   ibv_mw_bind_info info = {win_mr, WinAddr(1024), 2048,
                            IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE};
+  // Refused at once, the QP unharmed: a type 1 window (ibv_bind_mw()'s
+  // alone, also through ibv_post_send()), a key of another window, data
+  // attached to a bind.
+  ibv_mw* mw1 = ibv_alloc_mw(b_->pd, IBV_MW_TYPE_1);
+  ASSERT_NE(mw1, nullptr);
+  ibv_wr_start(qx);
+  ibv_wr_bind_mw(qx, mw1, ibv_inc_rkey(mw1->rkey), &info);
+  EXPECT_EQ(ibv_wr_complete(qx), EINVAL);
+  ibv_send_wr legacy = {}, *bad = nullptr;
+  legacy.opcode = IBV_WR_BIND_MW;
+  legacy.bind_mw = {mw1, ibv_inc_rkey(mw1->rkey), info};
+  EXPECT_EQ(ibv_post_send(b.qp, &legacy, &bad), EINVAL);
+  EXPECT_EQ(bad, &legacy);
+  ibv_wr_start(qx);
+  ibv_wr_bind_mw(qx, mw, ibv_inc_rkey(mw1->rkey), &info);
+  EXPECT_EQ(ibv_wr_complete(qx), EINVAL);
+  ibv_wr_start(qx);
+  ibv_wr_bind_mw(qx, mw, rkey, &info);
+  ibv_wr_set_sge(qx, win_mr->lkey, WinAddr(0), 8);
+  EXPECT_EQ(ibv_wr_complete(qx), EINVAL);
+  EXPECT_EQ(ibv_dealloc_mw(mw1), 0);
+
   ibv_wr_start(qx);
   qx->wr_id = 71;
   qx->wr_flags = IBV_SEND_SIGNALED;

@@ -595,6 +595,11 @@ TEST_F(VerbsTest, ResetDropsTheQpsCompletions) {
     if (!n) usleep(1000);
   }
   EXPECT_EQ(ids, (std::vector<uint64_t>{10, 20, 21}));
+  // Destroyed: its completions go too.
+  ASSERT_EQ(PostRecv(q2.get(), 22), 0);
+  usleep(50000);
+  q2.reset();
+  EXPECT_EQ(ibv_poll_cq(cq.get(), 8, wc), 0);
   // q1 starts again, empty.
   ASSERT_TRUE(RcInit(q1.get()));
   ASSERT_EQ(PostRecv(q1.get(), 30), 0);
