@@ -328,6 +328,7 @@ struct srdma_srq {
  * @err_idx: SQ index of the WQE that moved the QP to the error state
  * @err_status: its completion status
  * @event: asynchronous event to raise once the lock is dropped, or -1
+ * @last_wqe_due: 1 when IB_EVENT_QP_LAST_WQE_REACHED is to follow @event
  * @dead: destroy has begun: timers and the tasklet must not re-arm
  * @sq_sig_all: every send WQE generates a completion
  * @is_user: the rings are mapped into a process
@@ -356,6 +357,7 @@ struct srdma_qp {
 	u32 err_idx;
 	enum ib_wc_status err_status;
 	int event;
+	int last_wqe_due;
 	bool dead;
 	bool sq_sig_all;
 	bool is_user;

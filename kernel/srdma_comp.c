@@ -421,6 +421,7 @@ void srdma_comp_timeout(struct timer_list *t)
 		}
 	}
 	spin_unlock_bh(&qp->lock);
+	srdma_qp_raise_event(qp);
 	if (run)
 		srdma_qp_kick(qp);
 }

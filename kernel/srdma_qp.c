@@ -369,10 +369,19 @@ void srdma_qp_flush(struct srdma_qp *qp)
 	srdma_wq_flush(qp, false);
 }
 
+/*
+ * Entering ERR from another state. A QP with an SRQ takes no more WQEs from
+ * it once in ERR, and the one it held is flushed here: the affiliated
+ * asynchronous event Last WQE Reached says so to the consumer, which may
+ * then reap the QP's last completions and destroy it (ib_drain_qp() of
+ * 6.11 and later waits for the event on such a QP).
+ */
 static void srdma_qp_enter_error(struct srdma_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	if (qp->ibqp.srq)
+		WRITE_ONCE(qp->last_wqe_due, 1);
 	WRITE_ONCE(qp->sq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
 	if (qp->rq.ring.ctrl)
 		WRITE_ONCE(qp->rq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
@@ -410,13 +419,21 @@ void srdma_qp_fatal(struct srdma_qp *qp, u32 idx, enum ib_wc_status status)
 	srdma_qp_enter_error(qp);
 }
 
-/* RESET discards every WQE (IBTA 10.3.1) and restarts the transport. */
+/*
+ * RESET discards every WQE (IBTA 10.3.1) and restarts the transport. The
+ * WQE a QP took from its SRQ for a message in progress is not the QP's to
+ * discard: it completes flushed, as in ERR, so that its buffer goes back to
+ * the consumer (the provider keeps an SRQ QP's receive completions when it
+ * cleans the CQ of the QP's entries).
+ */
 static void srdma_qp_reset(struct srdma_qp *qp)
 {
 	struct srdma_ring *rings[] = { &qp->sq.ring, &qp->rq.ring };
 	int i;
 
 	lockdep_assert_held(&qp->lock);
+	if (qp->ibqp.srq)
+		srdma_wq_flush(qp, false);
 	for (i = 0; i < ARRAY_SIZE(rings); i++) {
 		if (!rings[i]->ctrl)
 			continue;	/* the RQ of a QP with an SRQ */
@@ -543,6 +560,9 @@ void srdma_qp_raise_event(struct srdma_qp *qp)
 
 	if (ev >= 0)
 		srdma_qp_event(qp, ev);
+	/* After the error's own event, as hardware reports them. */
+	if (READ_ONCE(qp->last_wqe_due) && xchg(&qp->last_wqe_due, 0))
+		srdma_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /*
@@ -628,7 +648,10 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 			qp->event = IB_EVENT_SQ_DRAINED;
 		break;
 	case IB_QPS_ERR:
-		srdma_qp_enter_error(qp);
+		if (cur != IB_QPS_ERR)
+			srdma_qp_enter_error(qp);
+		else
+			srdma_qp_flush(qp);
 		break;
 	default:
 		break;

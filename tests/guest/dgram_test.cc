@@ -24,6 +24,8 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -70,6 +72,8 @@ class DgramTest : public ::testing::Test {
     ASSERT_TRUE(b_ && b_->pd && b_->gid_index >= 0) << "device B";
     mtu_ = std::min(a_->active_mtu, b_->active_mtu);
   }
+  // Defined with the SRQ tests.
+  void SrqPair(ibv_srq* srq, End* a, End* b, size_t bytes, const ConnOpts& o);
   static bool SoftA() { return Env("SRDMA_KIND_A", "softrdma") == "softrdma"; }
   static bool SoftB() { return Env("SRDMA_KIND_B", "softrdma") == "softrdma"; }
 
@@ -504,6 +508,57 @@ static int PostSrq(ibv_srq* srq, ibv_mr* mr, std::vector<uint8_t>& buf, size_t o
   return ibv_post_srq_recv(srq, &wr, &bad);
 }
 
+// An RC QP on A (@a) connected to one on B (@b) whose receives come from
+// @srq; both with a buffer of @bytes.
+void DgramTest::SrqPair(ibv_srq* srq, End* a, End* b, size_t bytes, const ConnOpts& o) {
+  ASSERT_TRUE(MakeEnd(a_, a, bytes));
+  b->dev = b_;
+  b->cq = ibv_create_cq(b_->ctx, 64, nullptr, nullptr, 0);
+  ASSERT_NE(b->cq, nullptr);
+  ibv_qp_init_attr init = {};
+  init.send_cq = b->cq;
+  init.recv_cq = b->cq;
+  init.srq = srq;
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = 16;
+  init.cap.max_send_sge = 1;
+  b->qp = ibv_create_qp(b_->pd, &init);
+  ASSERT_NE(b->qp, nullptr) << strerror(errno);
+  b->buf.assign(bytes, 0);
+  b->mr = ibv_reg_mr(b_->pd, b->buf.data(), b->buf.size(), kAccess);
+  ASSERT_NE(b->mr, nullptr);
+  ASSERT_EQ(Connect(a, b, mtu_, o), 0);
+  ASSERT_EQ(Connect(b, a, mtu_, o), 0);
+}
+
+// Wait up to @ms for the asynchronous event @type of @qp on @ctx; other
+// events (of QPs of earlier tests) are read and passed over.
+static bool WaitQpEvent(ibv_context* ctx, ibv_qp* qp, ibv_event_type type, int ms) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        end - std::chrono::steady_clock::now());
+    pollfd pfd = {ctx->async_fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&pfd, 1, (int)left.count()) != 1) return false;
+    ibv_async_event ev;
+    if (ibv_get_async_event(ctx, &ev)) return false;
+    bool match = ev.event_type == type && ev.element.qp == qp;
+    ibv_ack_async_event(&ev);
+    if (match) return true;
+  }
+}
+
+static int SendOne(End* a, size_t len, uint64_t id) {
+  ibv_sge sge = {(uintptr_t)a->buf.data(), (uint32_t)len, a->mr->lkey};
+  ibv_send_wr wr = {}, *bad;
+  wr.wr_id = id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  return ibv_post_send(a->qp, &wr, &bad);
+}
+
 TEST_F(DgramTest, SrqSharedByRcQpsAndItsLimitEvent) {
   if (!SoftB()) GTEST_SKIP() << "the SRQ is checked on softrdma";
   Srq srq;
@@ -605,26 +660,9 @@ TEST_F(DgramTest, SrqEmptyMeansRnrThenDelivery) {
   srq.srq = ibv_create_srq(b_->pd, &sattr);
   ASSERT_NE(srq.srq, nullptr);
   End a, b;
-  ASSERT_TRUE(MakeEnd(a_, &a, 8192));
-  b.dev = b_;
-  b.cq = ibv_create_cq(b_->ctx, 64, nullptr, nullptr, 0);
-  ASSERT_NE(b.cq, nullptr);
-  ibv_qp_init_attr init = {};
-  init.send_cq = b.cq;
-  init.recv_cq = b.cq;
-  init.srq = srq.srq;
-  init.qp_type = IBV_QPT_RC;
-  init.cap.max_send_wr = 16;
-  init.cap.max_send_sge = 1;
-  b.qp = ibv_create_qp(b_->pd, &init);
-  ASSERT_NE(b.qp, nullptr);
-  b.buf.assign(8192, 0);
-  b.mr = ibv_reg_mr(b_->pd, b.buf.data(), b.buf.size(), kAccess);
-  ASSERT_NE(b.mr, nullptr);
   ConnOpts o;
   o.min_rnr_timer = 10;  // 0.96 ms
-  ASSERT_EQ(Connect(&a, &b, mtu_, o), 0);
-  ASSERT_EQ(Connect(&b, &a, mtu_, o), 0);
+  ASSERT_NO_FATAL_FAILURE(SrqPair(srq.srq, &a, &b, 8192, o));
   Fill(a.buf, 0, 2000, 4);
   ibv_sge sge = {(uintptr_t)a.buf.data(), 2000, a.mr->lkey};
   ibv_send_wr wr = {}, *sbad;
@@ -671,6 +709,84 @@ TEST_F(DgramTest, SrqServesAUdQp) {
   EXPECT_EQ(std::memcmp(r.buf.data() + kGrh, s.buf.data(), 500), 0);
   ASSERT_EQ(Poll(s.cq, 1).size(), 1u);
   ibv_destroy_ah(ah);
+}
+
+// A QP with an SRQ that enters ERR takes no more WQEs from it and says so
+// with the affiliated event Last WQE Reached; the WQEs it did not take stay
+// in the SRQ for its other QPs.
+TEST_F(DgramTest, SrqQpInErrorRaisesLastWqeReached) {
+  if (!SoftB()) GTEST_SKIP() << "the SRQ is checked on softrdma";
+  Srq srq;
+  ibv_srq_init_attr sattr = {};
+  sattr.attr.max_wr = 16;
+  sattr.attr.max_sge = 1;
+  srq.srq = ibv_create_srq(b_->pd, &sattr);
+  ASSERT_NE(srq.srq, nullptr);
+  End a, b, a2, b2;
+  ConnOpts o;
+  ASSERT_NO_FATAL_FAILURE(SrqPair(srq.srq, &a, &b, 8192, o));
+  ASSERT_NO_FATAL_FAILURE(SrqPair(srq.srq, &a2, &b2, 8192, o));
+  ASSERT_EQ(PostSrq(srq.srq, b.mr, b.buf, 0, 4096, 1), 0);
+  ASSERT_EQ(PostSrq(srq.srq, b.mr, b.buf, 4096, 4096, 2), 0);
+  Fill(a.buf, 0, 1000, 5);
+  ASSERT_EQ(SendOne(&a, 1000, 10), 0);
+  ASSERT_EQ(Poll(a.cq, 1).size(), 1u);
+  auto rw = Poll(b.cq, 1);
+  ASSERT_EQ(rw.size(), 1u);
+  EXPECT_EQ(rw[0].wr_id, 1u);
+
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(b.qp, &attr, IBV_QP_STATE), 0);
+  EXPECT_TRUE(WaitQpEvent(b_->ctx, b.qp, IBV_EVENT_QP_LAST_WQE_REACHED, 5000))
+      << "no Last WQE Reached for the QP in ERR";
+  EXPECT_EQ(Poll(b.cq, 1, 100).size(), 0u) << "a WQE of the SRQ was flushed by its QP";
+
+  Fill(a2.buf, 0, 700, 6);
+  ASSERT_EQ(SendOne(&a2, 700, 20), 0);
+  rw = Poll(b2.cq, 1);
+  ASSERT_EQ(rw.size(), 1u);
+  EXPECT_EQ(rw[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(rw[0].wr_id, 2u) << "the WQE left in the SRQ serves another QP";
+  EXPECT_EQ(std::memcmp(b.buf.data() + 4096, a2.buf.data(), 700), 0);
+}
+
+// A QP reset in the middle of a message held a WQE of its SRQ: the WQE
+// comes back exactly once (flushed), not lost with the QP's own queues.
+TEST_F(DgramTest, SrqWqeHeldAcrossResetIsReturned) {
+  if (!SoftB()) GTEST_SKIP() << "the SRQ is checked on softrdma";
+  constexpr size_t kLen = 16 << 20;
+  Srq srq;
+  ibv_srq_init_attr sattr = {};
+  sattr.attr.max_wr = 4;
+  sattr.attr.max_sge = 1;
+  srq.srq = ibv_create_srq(b_->pd, &sattr);
+  ASSERT_NE(srq.srq, nullptr);
+  End a, b;
+  ConnOpts o;
+  ASSERT_NO_FATAL_FAILURE(SrqPair(srq.srq, &a, &b, kLen, o));
+  std::memset(a.buf.data(), 0x5a, kLen);
+  ASSERT_EQ(PostSrq(srq.srq, b.mr, b.buf, 0, kLen, 9), 0);
+  ASSERT_EQ(SendOne(&a, kLen, 30), 0);
+  // Wait for the first packet to land, then reset before the last one.
+  const volatile uint8_t* first = b.buf.data();
+  const volatile uint8_t* last = b.buf.data() + kLen - 1;
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!*first && std::chrono::steady_clock::now() < end) {
+  }
+  ASSERT_NE(*first, 0) << "the message did not start";
+  bool whole_before = *last != 0;
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_RESET;
+  ASSERT_EQ(ibv_modify_qp(b.qp, &attr, IBV_QP_STATE), 0);
+  auto rw = Poll(b.cq, 2, 1000);
+  ASSERT_EQ(rw.size(), 1u) << "the SRQ's WQE must come back once";
+  EXPECT_EQ(rw[0].wr_id, 9u);
+  if (rw[0].status == IBV_WC_SUCCESS)
+    EXPECT_NE(*last, 0) << "completed without its last byte";
+  else
+    EXPECT_EQ(rw[0].status, IBV_WC_WR_FLUSH_ERR) << ibv_wc_status_str(rw[0].status);
+  if (whole_before) std::printf("note: the message was whole before the reset\n");
 }
 
 }  // namespace
