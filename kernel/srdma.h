@@ -404,6 +404,14 @@ static inline struct srdma_cq *to_scq(struct ib_cq *ibcq)
 	return container_of(ibcq, struct srdma_cq, ibcq);
 }
 
+/* Rate-limited debug output (dynamic debug) naming the QP and the function. */
+#define srdma_qp_dbg(qp, fmt, ...) do {					\
+	const struct srdma_qp *_qp = (qp);					\
+										\
+	ibdev_dbg_ratelimited(_qp->ibqp.device, "qp#%u %s: " fmt,		\
+			      _qp->ibqp.qp_num, __func__, ##__VA_ARGS__);	\
+} while (0)
+
 static inline struct srdma_qp *to_sqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct srdma_qp, ibqp);

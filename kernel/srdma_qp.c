@@ -32,13 +32,6 @@ static const char *srdma_qp_state_name(enum ib_qp_state state)
 	return srdma_qp_state_names[state];
 }
 
-#define srdma_qp_dbg(qp, fmt, ...) do {					\
-	const struct srdma_qp *_qp = (qp);					\
-										\
-	ibdev_dbg_ratelimited(_qp->ibqp.device, "qp#%u %s: " fmt,		\
-			      _qp->ibqp.qp_num, __func__, ##__VA_ARGS__);	\
-} while (0)
-
 static int srdma_qp_check_init(struct srdma_dev *sdev,
 			       const struct ib_qp_init_attr *init)
 {

@@ -176,13 +176,27 @@ static bool srdma_resp_rkey_ok(struct srdma_qp *qp, u32 rkey, u64 va, u32 len,
 	struct srdma_mr *mr;
 	u64 mva;
 
-	/* C9-88: the QP must grant the remote access as well. */
-	if ((qp->attr.qp_access_flags & access) != access)
+	/*
+	 * C9-88: the R_Key of a zero-length RDMA READ or WRITE is not
+	 * validated, immediate data or not: no memory is touched, and
+	 * requesters (rsockets, for one) send such WRITEs with key 0.
+	 */
+	if (!len)
+		return true;
+	/* The QP must enable the access too (its qp_access_flags). */
+	if ((qp->attr.qp_access_flags & access) != access) {
+		srdma_qp_dbg(qp, "access %#x not granted (QP's %#x)\n",
+			     access, qp->attr.qp_access_flags);
 		return false;
+	}
 	mr = srdma_rkey_get(qp, rkey, va, len, access, &mva);
-	if (mr)
-		srdma_mr_put(mr);
-	return mr;
+	if (!mr) {
+		srdma_qp_dbg(qp, "rkey %#x refused: %u bytes at %#llx, access %#x\n",
+			     rkey, len, va, access);
+		return false;
+	}
+	srdma_mr_put(mr);
+	return true;
 }
 
 static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,

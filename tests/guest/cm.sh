@@ -9,10 +9,11 @@
 #   rxe_c ----'  (interop, after srdma_c is deleted)
 #
 # Each tool of rdmacm-utils (rping, ucmatose, udaddy, mckey, rdma_server
-# and rdma_client) and perftest with -R (rdma_cm connection setup) must run to
-# completion with exit 0 at both ends. Then rdma_rxe replaces srdma_c and
-# rping and ucmatose run again, with rxe as the client and with rxe as the
-# server, so that the CM MADs of each side are checked against the other.
+# and rdma_client, rstream and riostream) and perftest with -R (rdma_cm
+# connection setup) must run to completion with exit 0 at both ends. Then
+# rdma_rxe replaces srdma_c and rping and ucmatose run again, with rxe as
+# the client and with rxe as the server, so that the CM MADs of each side
+# are checked against the other.
 # On the test kernel (SRDMA_KUNIT=1) the rdma_rxe part is skipped, as in
 # suite.sh. Prints TAP; each tool's output goes to $SRDMA_OUT/cm/NAME.{srv,cli}.
 set -u
@@ -122,6 +123,24 @@ check "mckey: UD multicast through rdma_cm" \
 		"mckey -m 239.1.2.3 -b 10.80.0.1 -s -C 10"
 check "rdma_server / rdma_client" \
 	pair rdma_client peer "" "rdma_server" "rdma_client -s 10.80.0.2"
+# rsockets (librdmacm's sockets over RC: small sends, RDMA WRITE with
+# immediate, zero-length WRITEs as credit updates, completion channels),
+# every byte verified (-T v): nonblocking (the default) over all sizes
+# and at 4 KiB, blocking at 300000 bytes, and a server that waits in
+# rpoll() (-T a). Only the server: a client in rpoll() fails when the
+# server's last data and its shutdown are both in before it looks
+# (rpoll() reports POLLIN with POLLHUP, which rstream takes for an error).
+# riostream adds riowrite() into a mapped peer buffer.
+for o in "-S all -C 10|" "-S 4096 -C 300|" "-T b -S 300000 -C 10|" \
+	 "-S 100 -C 500|-T a"; do
+	cli_o="-T v ${o%|*}" srv_o="-T v ${o%|*}"
+	[ -z "${o#*|}" ] || srv_o+=" ${o#*|}"
+	for t in rstream riostream; do
+		# shellcheck disable=SC2086
+		check "$t $srv_o" pair "$t" peer "" "$t -b 10.80.0.2 $srv_o" \
+			"$t -s 10.80.0.2 $cli_o"
+	done
+done
 # perftest with -R: the server listens through rdma_cm, not on TCP. A run
 # whose clock calibration failed (tools/bench/lib.sh, pt_run) is repeated.
 port=18600

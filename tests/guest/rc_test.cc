@@ -200,6 +200,39 @@ TEST_F(RcTest, WriteWithImmediate) {
   EXPECT_EQ(Poll(a_.cq, 1).size(), 1u);
 }
 
+// C9-88: the R_Key of a zero-length RDMA READ or WRITE is not validated,
+// with immediate data or without (rsockets sends such WRITEs with key 0).
+TEST_F(RcTest, ZeroLengthReadAndWriteIgnoreTheRkey) {
+  ASSERT_NO_FATAL_FAILURE(Pair(4096));
+  constexpr uint64_t kNowhere = 0x8100000000;
+  ASSERT_EQ(PostRecv(b_, 0, 0, 7), 0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 0, 1, kNowhere, 0, IBV_SEND_SIGNALED,
+                     0xabc),
+            0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 0, 2, kNowhere, 0xdead), 0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_READ, 0, 0, 3, kNowhere, 0xbeef), 0);
+  auto sw = Poll(a_.cq, 3);
+  ASSERT_EQ(sw.size(), 3u);
+  for (size_t i = 0; i < sw.size(); i++) {
+    EXPECT_EQ(sw[i].status, IBV_WC_SUCCESS) << i << ": " << ibv_wc_status_str(sw[i].status);
+    EXPECT_EQ(sw[i].wr_id, i + 1);
+  }
+  auto rw = Poll(b_.cq, 1);
+  ASSERT_EQ(rw.size(), 1u);
+  EXPECT_EQ(rw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(rw[0].status);
+  EXPECT_EQ(rw[0].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+  EXPECT_EQ(rw[0].byte_len, 0u);
+  EXPECT_EQ(ntohl(rw[0].imm_data), 0xabcu);
+  EXPECT_EQ(rw[0].wr_id, 7u);
+  // The QP is still up: a real WRITE follows.
+  Fill(a_.buf, 0, 100, 3);
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 100, 4, (uintptr_t)b_.buf.data(), b_.mr->rkey), 0);
+  sw = Poll(a_.cq, 1);
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(sw[0].status);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 100), 0);
+}
+
 TEST_F(RcTest, ReadSizes) {
   ASSERT_NO_FATAL_FAILURE(Pair(2 << 20));
   int pmtu = PmtuBytes(mtu_);
