@@ -97,6 +97,13 @@ run write_bw_uc srdma_c ib_write_bw -c UC -n 200
 run send_bw_uc srdma_c ib_send_bw -c UC -n 200
 # A shared receive queue serving several RC QPs.
 run srq_pingpong srdma_c ibv_srq_pingpong -n 100 -q 4
+run send_bw_srq srdma_c ib_send_bw --use-srq -q 4 -n 200
+# Traffic both ways at once, inline data, fetch-and-add, and READs limited
+# to 4 outstanding per QP (max_rd_atomic) over two QPs.
+run write_bw_bidir srdma_c ib_write_bw -b -n 200
+run write_bw_inline srdma_c ib_write_bw -I 200 -s 200 -n 200
+run atomic_bw_fadd srdma_c ib_atomic_bw -A FETCH_AND_ADD -n 500
+run read_bw_o4 srdma_c ib_read_bw -o 4 -q 2 -n 200
 rdma statistic show link srdma_c/1 >"$PT_LOG/stats-srdma_c.txt" 2>&1
 rdma statistic show link srdma_s/1 >"$PT_LOG/stats-srdma_s.txt" 2>&1
 
