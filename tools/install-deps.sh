@@ -32,7 +32,7 @@ want=(
 	busybox-static qemu-system-x86 iproute2 sparse linux-source-6.1 python3
 	cmake g++ pkg-config libgtest-dev libgmock-dev
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
-	rdmacm-utils perftest tshark iputils-ping procps python3-pyverbs
+	rdmacm-utils perftest tshark ethtool iputils-ping procps python3-pyverbs
 	nfs-kernel-server
 )
 # Daemons that only the guests run (the NFS server and rpcbind): this host

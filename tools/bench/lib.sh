@@ -30,15 +30,39 @@ PT_PORT=${PT_PORT:-18600}
 PT_TIMEOUT=${PT_TIMEOUT:-120}
 PT_RETRIES=${PT_RETRIES:-2}
 
+# gid_of ADDRESS: the GID of an IPv4 address (IPv4-mapped) or of an IPv6
+# one, written as sysfs writes GIDs (eight groups of four hex digits).
+gid_of() {
+	local head tail g grp=() IFS
+	case $1 in
+	*:*)
+		head=${1%%::*} tail=
+		[ "$head" = "$1" ] || tail=${1#*::}
+		IFS=:
+		# shellcheck disable=SC2206
+		local hs=($head) ts=($tail)
+		unset IFS
+		grp=("${hs[@]}")
+		[ "$head" = "$1" ] ||
+			for ((g = ${#hs[@]} + ${#ts[@]}; g < 8; g++)); do grp+=(0); done
+		grp+=("${ts[@]}")
+		grp=("${grp[@]/#/0x}")
+		printf '%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x' "${grp[@]}"
+		;;
+	*)
+		IFS=.
+		# shellcheck disable=SC2086
+		printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $1
+		;;
+	esac
+}
+
 # gid_index DEV IPV4: print the index of the RoCEv2 GID ::ffff:IPV4 of port 1
 # of DEV. rdma_rxe lists a RoCEv1 GID of the same value too, softrdma only
 # RoCEv2 ones, and indices follow the order addresses came up: look it up.
 gid_index() {
 	local p=/sys/class/infiniband/$1/ports/1 want f n type
-	local IFS=.
-	# shellcheck disable=SC2086
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $2)
-	unset IFS
+	want=$(gid_of "$2")
 	# One grep over the whole table: a port has hundreds of entries, and
 	# a process per entry costs seconds under TCG.
 	while read -r f; do
