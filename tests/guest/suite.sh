@@ -12,8 +12,9 @@
 #   roles, and the hostile-process suite (pair-*.tap, *.xml); the RC and
 #   datagram suites on one device (loopback.tap); perftest and
 #   rdma-core's examples (perftest.tap); rdma_cm and its tools (cm.tap);
-#   captures of the wire checked by tools of their own (wire.tap); NVMe
-#   over Fabrics and NFS over RDMA (nvmeof.tap, nfsrdma.tap).
+#   captures of the wire checked by tools of their own (wire.tap); the
+#   exclusive netns mode (netns_exclusive.tap); NVMe over Fabrics and NFS
+#   over RDMA (nvmeof.tap, nfsrdma.tap).
 #
 # Exits 0 when every test passed.
 set -u
@@ -96,6 +97,9 @@ tests/guest/perftest.sh >"$out/perftest.tap" 2>&1 || rc=1; cat "$out/perftest.ta
 tests/guest/cm.sh >"$out/cm.tap" 2>&1 || rc=1; cat "$out/cm.tap"
 # The packets on the wire, captured and checked by tools of their own.
 tests/guest/wire.sh >"$out/wire.tap" 2>&1 || rc=1; cat "$out/wire.tap"
+# The RDMA core's exclusive network namespace mode; it unloads the module.
+tests/guest/netns_exclusive.sh >"$out/netns_exclusive.tap" 2>&1 || rc=1
+cat "$out/netns_exclusive.tap"
 tests/guest/nvmeof.sh >"$out/nvmeof.tap" 2>&1 || rc=1; cat "$out/nvmeof.tap"
 tests/guest/nfsrdma.sh >"$out/nfsrdma.tap" 2>&1 || rc=1; cat "$out/nfsrdma.tap"
 # A million mutated packets on the test kernel (KASAN, lockdep, kmemleak
