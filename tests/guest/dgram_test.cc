@@ -493,6 +493,14 @@ TEST_F(DgramTest, UcMessageWithoutReceiveWqeIsDropped) {
 
 struct Srq {
   ibv_srq* srq = nullptr;
+  // An SRQ of @max_wr WQEs of one SGE on @pd.
+  bool Create(ibv_pd* pd, uint32_t max_wr) {
+    ibv_srq_init_attr a = {};
+    a.attr.max_wr = max_wr;
+    a.attr.max_sge = 1;
+    srq = ibv_create_srq(pd, &a);
+    return srq != nullptr;
+  }
   ~Srq() {
     if (srq) ibv_destroy_srq(srq);
   }
@@ -562,11 +570,7 @@ static int SendOne(End* a, size_t len, uint64_t id) {
 TEST_F(DgramTest, SrqSharedByRcQpsAndItsLimitEvent) {
   if (!SoftB()) GTEST_SKIP() << "the SRQ is checked on softrdma";
   Srq srq;
-  ibv_srq_init_attr sattr = {};
-  sattr.attr.max_wr = 64;
-  sattr.attr.max_sge = 1;
-  srq.srq = ibv_create_srq(b_->pd, &sattr);
-  ASSERT_NE(srq.srq, nullptr) << strerror(errno);
+  ASSERT_TRUE(srq.Create(b_->pd, 64)) << strerror(errno);
   ibv_cq* bcq = ibv_create_cq(b_->ctx, 256, nullptr, nullptr, 0);
   ASSERT_NE(bcq, nullptr);
   std::vector<uint8_t> rbuf(64 * 4096);
@@ -654,11 +658,7 @@ TEST_F(DgramTest, SrqSharedByRcQpsAndItsLimitEvent) {
 TEST_F(DgramTest, SrqEmptyMeansRnrThenDelivery) {
   if (!SoftB()) GTEST_SKIP() << "the SRQ is checked on softrdma";
   Srq srq;
-  ibv_srq_init_attr sattr = {};
-  sattr.attr.max_wr = 16;
-  sattr.attr.max_sge = 1;
-  srq.srq = ibv_create_srq(b_->pd, &sattr);
-  ASSERT_NE(srq.srq, nullptr);
+  ASSERT_TRUE(srq.Create(b_->pd, 16)) << strerror(errno);
   End a, b;
   ConnOpts o;
   o.min_rnr_timer = 10;  // 0.96 ms
@@ -686,11 +686,7 @@ TEST_F(DgramTest, SrqEmptyMeansRnrThenDelivery) {
 TEST_F(DgramTest, SrqServesAUdQp) {
   if (!SoftB()) GTEST_SKIP() << "the SRQ is checked on softrdma";
   Srq srq;
-  ibv_srq_init_attr sattr = {};
-  sattr.attr.max_wr = 16;
-  sattr.attr.max_sge = 1;
-  srq.srq = ibv_create_srq(b_->pd, &sattr);
-  ASSERT_NE(srq.srq, nullptr);
+  ASSERT_TRUE(srq.Create(b_->pd, 16)) << strerror(errno);
   Qp s, r;
   ASSERT_NO_FATAL_FAILURE(Make(a_, &s, IBV_QPT_UD, 4096));
   ASSERT_NO_FATAL_FAILURE(Make(b_, &r, IBV_QPT_UD, 4096, srq.srq));
@@ -717,11 +713,7 @@ TEST_F(DgramTest, SrqServesAUdQp) {
 TEST_F(DgramTest, SrqQpInErrorRaisesLastWqeReached) {
   if (!SoftB()) GTEST_SKIP() << "the SRQ is checked on softrdma";
   Srq srq;
-  ibv_srq_init_attr sattr = {};
-  sattr.attr.max_wr = 16;
-  sattr.attr.max_sge = 1;
-  srq.srq = ibv_create_srq(b_->pd, &sattr);
-  ASSERT_NE(srq.srq, nullptr);
+  ASSERT_TRUE(srq.Create(b_->pd, 16)) << strerror(errno);
   End a, b, a2, b2;
   ConnOpts o;
   ASSERT_NO_FATAL_FAILURE(SrqPair(srq.srq, &a, &b, 8192, o));
@@ -757,11 +749,7 @@ TEST_F(DgramTest, SrqWqeHeldAcrossResetIsReturned) {
   if (!SoftB()) GTEST_SKIP() << "the SRQ is checked on softrdma";
   constexpr size_t kLen = 16 << 20;
   Srq srq;
-  ibv_srq_init_attr sattr = {};
-  sattr.attr.max_wr = 4;
-  sattr.attr.max_sge = 1;
-  srq.srq = ibv_create_srq(b_->pd, &sattr);
-  ASSERT_NE(srq.srq, nullptr);
+  ASSERT_TRUE(srq.Create(b_->pd, 4)) << strerror(errno);
   End a, b;
   ConnOpts o;
   ASSERT_NO_FATAL_FAILURE(SrqPair(srq.srq, &a, &b, kLen, o));
