@@ -301,6 +301,11 @@ struct srdma_srq {
 	bool error;
 };
 
+/* The encoding of srdma_qp.event besides -1 (nothing pending). */
+#define SRDMA_QP_EV_TYPE	GENMASK(15, 0)
+#define SRDMA_QP_EV_NONE	SRDMA_QP_EV_TYPE
+#define SRDMA_QP_EV_LAST_WQE	BIT(16)
+
 /**
  * struct srdma_qp - queue pair
  * @ibqp: the core's QP
@@ -326,9 +331,11 @@ struct srdma_srq {
  * @tx_dst: the route of @av, used and refreshed by the one sender
  * @av_gen: bumped under @lock whenever @av changes; @tx_dst follows it
  * @err_idx: SQ index of the WQE that moved the QP to the error state
- * @err_status: its completion status
- * @event: asynchronous event to raise once the lock is dropped, or -1
- * @last_wqe_due: 1 when IB_EVENT_QP_LAST_WQE_REACHED is to follow @event
+ * @err_status: its completion status; IB_WC_WR_FLUSH_ERR when no WQE did
+ * @event: asynchronous events to raise once the lock is dropped: -1 for
+ *	none, else an ib_event_type (SRDMA_QP_EV_NONE for none) and the flag
+ *	SRDMA_QP_EV_LAST_WQE, taken together by one xchg() so that they are
+ *	raised in order
  * @dead: destroy has begun: timers and the tasklet must not re-arm
  * @sq_sig_all: every send WQE generates a completion
  * @is_user: the rings are mapped into a process
@@ -357,7 +364,6 @@ struct srdma_qp {
 	u32 err_idx;
 	enum ib_wc_status err_status;
 	int event;
-	int last_wqe_due;
 	bool dead;
 	bool sq_sig_all;
 	bool is_user;

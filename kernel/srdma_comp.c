@@ -405,8 +405,9 @@ void srdma_comp_timeout(struct timer_list *t)
 	bool run = false;
 
 	spin_lock_bh(&qp->lock);
-	if (qp->state == IB_QPS_RTS && qp->req.una != qp->req.max_psn &&
-	    !qp->req.rnr_wait) {
+	/* Destroy has begun: the QP stays as it is until it is gone. */
+	if (!qp->dead && qp->state == IB_QPS_RTS &&
+	    qp->req.una != qp->req.max_psn && !qp->req.rnr_wait) {
 		srdma_counter_inc(to_sdev(qp->ibqp.device),
 				  SRDMA_CNT_ACK_TIMEOUTS);
 		if (!qp->req.retry) {

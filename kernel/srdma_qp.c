@@ -183,6 +183,7 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->is_user = !!udata;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->event = -1;
+	qp->err_status = IB_WC_WR_FLUSH_ERR;
 	timer_setup(&qp->retrans_timer, srdma_comp_timeout, 0);
 	timer_setup(&qp->rnr_timer, srdma_comp_rnr_timeout, 0);
 	timer_setup(&qp->probe_timer, srdma_req_probe_timeout, 0);
@@ -373,8 +374,6 @@ static void srdma_qp_enter_error(struct srdma_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	if (qp->ibqp.srq)
-		WRITE_ONCE(qp->last_wqe_due, 1);
 	WRITE_ONCE(qp->sq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
 	if (qp->rq.ring.ctrl)
 		WRITE_ONCE(qp->rq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
@@ -382,6 +381,20 @@ static void srdma_qp_enter_error(struct srdma_qp *qp)
 	del_timer(&qp->rnr_timer);
 	del_timer(&qp->probe_timer);
 	srdma_qp_flush(qp);
+	if (qp->ibqp.srq) {
+		int ev = READ_ONCE(qp->event), set;
+
+		/*
+		 * After the flush: the event tells that the QP's last receive
+		 * completion is in the CQ. A cmpxchg(), as a raise on another
+		 * CPU may take the pending event meanwhile (its xchg() and
+		 * this one order the completion before the flag).
+		 */
+		do {
+			set = (ev < 0 ? SRDMA_QP_EV_NONE : ev) |
+			      SRDMA_QP_EV_LAST_WQE;
+		} while (!try_cmpxchg(&qp->event, &ev, set));
+	}
 }
 
 /**
@@ -448,6 +461,7 @@ static void srdma_qp_reset(struct srdma_qp *qp)
 	qp->resp.nak_psn_sent = false;
 	if (qp->resp.res)
 		memset(qp->resp.res, 0, qp->resp.nres * sizeof(*qp->resp.res));
+	qp->err_status = IB_WC_WR_FLUSH_ERR;
 }
 
 /* Values that ib_modify_qp_is_ok() does not check (IBTA 11.2.5.2). */
@@ -549,12 +563,17 @@ static void srdma_qp_event(struct srdma_qp *qp, enum ib_event_type type)
  */
 void srdma_qp_raise_event(struct srdma_qp *qp)
 {
-	int ev = xchg(&qp->event, -1);
+	int ev;
 
-	if (ev >= 0)
-		srdma_qp_event(qp, ev);
+	if (READ_ONCE(qp->event) < 0)
+		return;
+	ev = xchg(&qp->event, -1);
+	if (ev < 0)
+		return;
+	if ((ev & SRDMA_QP_EV_TYPE) != SRDMA_QP_EV_NONE)
+		srdma_qp_event(qp, ev & SRDMA_QP_EV_TYPE);
 	/* After the error's own event, as hardware reports them. */
-	if (READ_ONCE(qp->last_wqe_due) && xchg(&qp->last_wqe_due, 0))
+	if (ev & SRDMA_QP_EV_LAST_WQE)
 		srdma_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
@@ -641,10 +660,13 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 			qp->event = IB_EVENT_SQ_DRAINED;
 		break;
 	case IB_QPS_ERR:
-		if (cur != IB_QPS_ERR)
+		/* Asked for: no WQE failed, every one is flushed. */
+		if (cur != IB_QPS_ERR) {
+			qp->err_status = IB_WC_WR_FLUSH_ERR;
 			srdma_qp_enter_error(qp);
-		else
+		} else {
 			srdma_qp_flush(qp);
+		}
 		break;
 	default:
 		break;

@@ -176,6 +176,12 @@ static bool srdma_resp_rkey_ok(struct srdma_qp *qp, u32 rkey, u64 va, u32 len,
 	struct srdma_mr *mr;
 	u64 mva;
 
+	/* The QP must enable the access (its qp_access_flags). */
+	if ((qp->attr.qp_access_flags & access) != access) {
+		srdma_qp_dbg(qp, "access %#x not granted (QP's %#x)\n",
+			     access, qp->attr.qp_access_flags);
+		return false;
+	}
 	/*
 	 * C9-88: the R_Key of a zero-length RDMA READ or WRITE is not
 	 * validated, immediate data or not: no memory is touched, and
@@ -183,12 +189,6 @@ static bool srdma_resp_rkey_ok(struct srdma_qp *qp, u32 rkey, u64 va, u32 len,
 	 */
 	if (!len)
 		return true;
-	/* The QP must enable the access too (its qp_access_flags). */
-	if ((qp->attr.qp_access_flags & access) != access) {
-		srdma_qp_dbg(qp, "access %#x not granted (QP's %#x)\n",
-			     access, qp->attr.qp_access_flags);
-		return false;
-	}
 	mr = srdma_rkey_get(qp, rkey, va, len, access, &mva);
 	if (!mr) {
 		srdma_qp_dbg(qp, "rkey %#x refused: %u bytes at %#llx, access %#x\n",

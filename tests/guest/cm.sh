@@ -74,14 +74,15 @@ pair() {
 	spid=$!
 	# The rdma_cm listeners bind at once; under TCG the process start
 	# takes most of a second, several under KASAN. A client that came
-	# before the listener is rejected (no such service): it tries again.
+	# before the listener is rejected (no such service; rsockets say
+	# "Connection refused"): it tries again.
 	sleep 2
 	for try in 1 2 3 4; do
 		# shellcheck disable=SC2086
 		"${cx[@]}" timeout 60 $cli >"$log/$name.cli" 2>&1
 		crc=$?
 		[ $crc != 0 ] && kill -0 "$spid" 2>/dev/null &&
-			grep -q "REJECTED" "$log/$name.cli" || break
+			grep -qE "REJECTED|refused" "$log/$name.cli" || break
 		sleep 3
 	done
 	if [ $crc != 0 ]; then
@@ -131,13 +132,15 @@ check "rdma_server / rdma_client" \
 # server's last data and its shutdown are both in before it looks
 # (rpoll() reports POLLIN with POLLHUP, which rstream takes for an error).
 # riostream adds riowrite() into a mapped peer buffer.
+n=0
 for o in "-S all -C 10|" "-S 4096 -C 300|" "-T b -S 300000 -C 10|" \
 	 "-S 100 -C 500|-T a"; do
 	cli_o="-T v ${o%|*}" srv_o="-T v ${o%|*}"
 	[ -z "${o#*|}" ] || srv_o+=" ${o#*|}"
+	n=$((n + 1))
 	for t in rstream riostream; do
 		# shellcheck disable=SC2086
-		check "$t $srv_o" pair "$t" peer "" "$t -b 10.80.0.2 $srv_o" \
+		check "$t $srv_o" pair "$t-$n" peer "" "$t -b 10.80.0.2 $srv_o" \
 			"$t -s 10.80.0.2 $cli_o"
 	done
 done

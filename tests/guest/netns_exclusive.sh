@@ -34,7 +34,16 @@ mkdir -p "$log"
 check "provider installed" cmake --install "$build"
 grep -q '^softrdma ' /proc/modules ||
 	check "module loads" load_module "$module"
-check "exclusive mode" rdma system set netns exclusive
+# The mode changes only while no namespace but the initial one exists, and
+# a deleted namespace goes away asynchronously: wait_for. On the way out,
+# whatever happened, the shared mode the other tests expect comes back.
+restore() {
+	ip netns del na 2>/dev/null
+	ip netns del nb 2>/dev/null
+	wait_for 10 rdma system set netns shared
+}
+trap restore EXIT
+check "exclusive mode" wait_for 10 rdma system set netns exclusive
 rdma system show | sed 's/^/# /'
 
 ip netns add na
@@ -96,7 +105,7 @@ gone() {
 check "netns na deleted" ip netns del na
 check "both devices went with the veth pair" gone
 check "netns nb deleted" ip netns del nb
-check "shared mode again" rdma system set netns shared
+check "shared mode again" wait_for 10 rdma system set netns shared
 check "module unloads" rmmod softrdma
 check "kernel logged no warning" kernel_clean_since "$mark"
 tap_finish

@@ -792,6 +792,29 @@ TEST_F(RcTest, UnsignaledStreamCompletes) {
   EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), kMsgs * kLen), 0);
 }
 
+// A QP its consumer moves to ERR completes every outstanding WQE with
+// IBV_WC_WR_FLUSH_ERR, the first of the QP's life too: no WQE failed.
+TEST_F(RcTest, ModifyToErrorFlushesEveryOutstandingWqe) {
+  ConnOpts o;
+  o.rnr_retry = 7;        // RNR NAKs without end
+  o.min_rnr_timer = 31;   // 491.52 ms between them
+  ASSERT_NO_FATAL_FAILURE(Pair(4096, o));
+  // B posts no receive: A's SENDs, the QP's first WQEs, stay outstanding.
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 10, 1), 0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 10, 2), 0);
+  usleep(50000);
+  ASSERT_EQ(Poll(a_.cq, 1, 10).size(), 0u) << "a SEND completed without a receive";
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(a_.qp, &attr, IBV_QP_STATE), 0);
+  auto sw = Poll(a_.cq, 2);
+  ASSERT_EQ(sw.size(), 2u);
+  for (size_t i = 0; i < sw.size(); i++) {
+    EXPECT_EQ(sw[i].status, IBV_WC_WR_FLUSH_ERR) << i << ": " << ibv_wc_status_str(sw[i].status);
+    EXPECT_EQ(sw[i].wr_id, i + 1);
+  }
+}
+
 TEST_F(RcTest, SolicitedEventWakesChannel) {
   ASSERT_NO_FATAL_FAILURE(Pair(4096));
   ibv_comp_channel* ch = ibv_create_comp_channel(b_dev_->ctx);

@@ -178,8 +178,8 @@ cp /tmp/wire-softrdma.pcap "$log/" 2>/dev/null
 # RC: SEND FIRST/MIDDLE/LAST/ONLY and LAST/ONLY with immediate, WRITE
 # FIRST/MIDDLE/LAST/ONLY and LAST/ONLY with immediate, READ request and
 # responses, ACK, atomic ACK, CMP_SWAP, FETCH_ADD, SEND ONLY with
-# invalidate; UC: SEND FIRST/MIDDLE/LAST/ONLY, WRITE FIRST/LAST/ONLY and
-# ONLY with immediate; UD: SEND ONLY with and without immediate (QP1's
+# invalidate; UC: SEND FIRST/MIDDLE/LAST/ONLY, WRITE FIRST/MIDDLE, LAST
+# and ONLY with immediate; UD: SEND ONLY with and without immediate (QP1's
 # MADs among them). AETH: ACKs, RNR NAKs, remote access NAKs.
 check_capture softrdma "$log/wire-softrdma.pcap" \
 	0x00,0x01,0x02,0x03,0x04,0x06,0x07,0x08,0x09,0x0a,0x0b,0x0c,0x0d,0x0e,0x0f,0x10,0x11,0x12,0x13,0x14,0x17,0x20,0x21,0x22,0x24,0x26,0x27,0x29,0x2b,0x64,0x65 \
