@@ -33,18 +33,4 @@ static inline struct ib_udata *srdma_cq_udata(struct ib_udata *udata)
 }
 #endif
 
-/*
- * 6.9 has page_frag_cache_drain(); before it, a cache's page is released
- * with the bias the cache holds on it.
- */
-#ifndef SRDMA_HAVE_PAGE_FRAG_CACHE_DRAIN
-static inline void page_frag_cache_drain(struct page_frag_cache *nc)
-{
-	if (!nc->va)
-		return;
-	__page_frag_cache_drain(virt_to_head_page(nc->va), nc->pagecnt_bias);
-	nc->va = NULL;
-}
-#endif
-
 #endif /* SRDMA_COMPAT_H */

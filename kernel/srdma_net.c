@@ -101,15 +101,6 @@ struct srdma_net {
 
 static unsigned int srdma_net_id __read_mostly;
 
-/*
- * Heads of the packets the transport builds: cut from per-CPU pages, as
- * the network stack's own receive buffers are. A kmalloc()ed head would be
- * zeroed on every allocation where init_on_alloc is on (the default of
- * Debian's kernels): for a header-only packet whose payload goes by
- * reference, that zeroing cost half as much as copying its payload.
- */
-static DEFINE_PER_CPU(struct page_frag_cache, srdma_skb_heads);
-
 static bool srdma_loopback = true;
 module_param_named(loopback, srdma_loopback, bool, 0644);
 MODULE_PARM_DESC(loopback,
@@ -507,12 +498,8 @@ int srdma_net_init(void)
  */
 void srdma_net_exit(void)
 {
-	int cpu;
-
 	unregister_pernet_subsys(&srdma_net_ops);
-	/* Packets still in flight hold their own references to the pages. */
-	for_each_possible_cpu(cpu)
-		page_frag_cache_drain(per_cpu_ptr(&srdma_skb_heads, cpu));
+	srdma_skbpool_drain();
 }
 
 /* --- Address vectors ---------------------------------------------------- */
@@ -596,28 +583,6 @@ int srdma_av_from_ah_attr(struct srdma_dev *sdev, struct srdma_av *av,
 
 /* --- Transmit ----------------------------------------------------------- */
 
-static struct sk_buff *srdma_net_alloc_head(unsigned int size, gfp_t gfp)
-{
-	unsigned int fragsz = SKB_DATA_ALIGN(size) +
-			      SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
-	struct sk_buff *skb;
-	void *data;
-
-	/* The per-CPU cache is used with bottom halves off: never sleeping. */
-	if (fragsz > PAGE_SIZE || gfpflags_allow_blocking(gfp) ||
-	    in_hardirq() || irqs_disabled())
-		return alloc_skb(size, gfp);
-	local_bh_disable();
-	data = page_frag_alloc(this_cpu_ptr(&srdma_skb_heads), fragsz, gfp);
-	local_bh_enable();
-	if (unlikely(!data))
-		return NULL;
-	skb = build_skb(data, fragsz);
-	if (unlikely(!skb))
-		skb_free_frag(data);
-	return skb;
-}
-
 static unsigned int srdma_net_hdr_len(const struct srdma_av *av)
 {
 	return sizeof(struct udphdr) + (av->net_type == SRDMA_NET_IPV4 ?
@@ -649,7 +614,7 @@ struct sk_buff *srdma_net_alloc_skb(struct srdma_dev *sdev,
 			     srdma_net_hdr_len(av);
 	struct sk_buff *skb;
 
-	skb = srdma_net_alloc_head(hroom + len + SRDMA_ICRC_SIZE, gfp);
+	skb = srdma_skbpool_alloc_skb(hroom + len + SRDMA_ICRC_SIZE, gfp);
 	if (unlikely(!skb)) {
 		srdma_counter_inc(sdev, SRDMA_CNT_TX_DROP_NOMEM);
 		return NULL;

@@ -88,6 +88,10 @@ void srdma_dst_cache_release(struct srdma_dst_cache *dc);
 
 int srdma_net_init(void);
 void srdma_net_exit(void);
+
+struct sk_buff *srdma_skbpool_alloc_skb(unsigned int size, gfp_t gfp);
+void srdma_skbpool_consume(struct sk_buff *skb);
+void srdma_skbpool_drain(void);
 int srdma_net_dev_attach(struct srdma_dev *sdev);
 void srdma_net_dev_detach(struct srdma_dev *sdev);
 bool srdma_net_dev_moved(struct srdma_dev *sdev);

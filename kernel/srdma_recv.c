@@ -66,7 +66,8 @@ static bool srdma_rcv_icrc_ok(struct srdma_dev *sdev, struct sk_buff *skb,
  * @local: built by this host's transmit path and handed over in memory:
  *	its ICRC was never computed, and is not checked
  *
- * Context: softirq, rcu_read_lock held (by the UDP receive path).
+ * Context: softirq or bottom halves disabled, rcu_read_lock held (by the
+ * UDP receive path, or srdma_net_loopback()).
  */
 void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb, bool local)
 {
@@ -103,6 +104,8 @@ void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb, bool local)
 		goto drop;
 
 	srdma_qp_rcv(qp, &pkt, skb);
+	srdma_skbpool_consume(skb);
+	return;
 drop:
 	kfree_skb(skb);
 }
