@@ -461,6 +461,7 @@ static void srdma_qp_reset(struct srdma_qp *qp)
 	qp->resp.nak_psn_sent = false;
 	if (qp->resp.res)
 		memset(qp->resp.res, 0, qp->resp.nres * sizeof(*qp->resp.res));
+	qp->resp.res_busy = false;
 	qp->err_status = IB_WC_WR_FLUSH_ERR;
 }
 
@@ -624,6 +625,7 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 		swap(qp->resp.res, prep->res);
 		qp->resp.nres = prep->nres;
 		qp->resp.res_next = 0;
+		qp->resp.res_first = 0;
 	}
 	if (prep->have_av) {
 		qp->av = prep->av;

@@ -258,6 +258,8 @@ struct srdma_req {
  * @res: responder resources, max_dest_rd_atomic of them
  * @nres: entries in @res
  * @res_next: next entry of @res to use (round robin: the oldest is reused)
+ * @res_first: while @res_busy, the oldest entry of @res that may have
+ *	responses to send (those before it, in age, have none)
  * @res_busy: an entry of @res may have responses to send
  * @ack_pending: an ACK for @ack_psn must be sent
  * @ack_psn: PSN the pending ACK acknowledges
@@ -280,6 +282,7 @@ struct srdma_resp {
 	struct srdma_rd_res *res;
 	u32 nres;
 	u32 res_next;
+	u32 res_first;
 	bool res_busy;
 	bool ack_pending;
 	u32 ack_psn;

@@ -328,17 +328,36 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		srdma_resp_ack(qp, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID), pkt->psn);
 }
 
+/* Age of a resource: 0 for the oldest (the next to be reused). */
+static u32 srdma_res_age(const struct srdma_resp *resp, u32 slot)
+{
+	return (slot + resp->nres - resp->res_next) % resp->nres;
+}
+
+/* Resource @slot has responses to send: the scan must reach it. */
+static void srdma_resp_res_busy(struct srdma_resp *resp, u32 slot)
+{
+	if (!resp->res_busy ||
+	    srdma_res_age(resp, slot) < srdma_res_age(resp, resp->res_first))
+		resp->res_first = slot;
+	resp->res_busy = true;
+}
+
 static struct srdma_rd_res *srdma_resp_new_res(struct srdma_qp *qp)
 {
 	struct srdma_resp *resp = &qp->resp;
 	struct srdma_rd_res *res;
+	u32 slot = resp->res_next;
 
 	if (!resp->nres)
 		return NULL;
-	res = &resp->res[resp->res_next];
-	resp->res_next = (resp->res_next + 1) % resp->nres;
+	res = &resp->res[slot];
+	resp->res_next = (slot + 1) % resp->nres;
+	/* The oldest is reused: the scan starts at the new oldest. */
+	if (resp->res_busy && resp->res_first == slot)
+		resp->res_first = resp->res_next;
 	memset(res, 0, sizeof(*res));
-	resp->res_busy = true;
+	srdma_resp_res_busy(resp, slot);
 	return res;
 }
 
@@ -447,7 +466,7 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 		res->resid = pkt->reth.len;
 		res->next_psn = pkt->psn;
 		res->start_psn = pkt->psn;
-		qp->resp.res_busy = true;
+		srdma_resp_res_busy(&qp->resp, res - qp->resp.res);
 		res->last_psn = srdma_psn_add(pkt->psn,
 					      (pkt->reth.len ?
 					       DIV_ROUND_UP(pkt->reth.len, pmtu) :
@@ -458,7 +477,7 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 		res = srdma_resp_find_res(qp, pkt->psn);
 		if (res && res->type == SRDMA_RES_ATOMIC) {
 			res->resid = 1;
-			qp->resp.res_busy = true;
+			srdma_resp_res_busy(&qp->resp, res - qp->resp.res);
 		}
 		break;
 	default:
@@ -708,19 +727,21 @@ static struct sk_buff *srdma_resp_atomic_packet(struct srdma_qp *qp,
 }
 
 /*
- * Send the responses of the responder resources, oldest first (the slot
- * after the newest). Return: true when one is left for another pass;
- * resp.res_busy is cleared once none is pending.
+ * Send the responses of the responder resources, oldest first, from the
+ * oldest that may have any (resp.res_first) to the newest. Return: true
+ * when one is left for another pass; resp.res_busy is cleared once none
+ * is pending.
  */
 static bool srdma_resp_tx_res(struct srdma_qp *qp, struct sk_buff_head *q,
 			      int *budget)
 {
 	struct srdma_resp *resp = &qp->resp;
+	u32 slot = resp->res_first;
 	struct srdma_rd_res *res;
 	struct sk_buff *skb;
-	u32 i, slot = resp->res_next;
+	u32 i;
 
-	for (i = 0; i < resp->nres; i++, slot++) {
+	for (i = srdma_res_age(resp, slot); i < resp->nres; i++, slot++) {
 		if (slot == resp->nres)
 			slot = 0;
 		res = &resp->res[slot];
@@ -733,8 +754,10 @@ static bool srdma_resp_tx_res(struct srdma_qp *qp, struct sk_buff_head *q,
 			__skb_queue_tail(q, skb);
 			(*budget)--;
 		}
-		if (srdma_res_pending(res) && !resp->fatal)
+		if (srdma_res_pending(res) && !resp->fatal) {
+			resp->res_first = slot;
 			return true;
+		}
 	}
 	resp->res_busy = false;
 	return false;
