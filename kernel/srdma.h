@@ -306,6 +306,31 @@ struct srdma_srq {
 #define SRDMA_QP_EV_NONE	SRDMA_QP_EV_TYPE
 #define SRDMA_QP_EV_LAST_WQE	BIT(16)
 
+/* A QP's two transmit streams; see struct srdma_txs. */
+enum srdma_tx_stream {
+	SRDMA_TX_RESP,
+	SRDMA_TX_REQ,
+	SRDMA_TX_STREAMS
+};
+
+/**
+ * struct srdma_txs - One transmit stream of a QP
+ * @q: packets built under the QP's lock, waiting to be sent in order
+ * @running: a CPU is sending @q; others only append (under the QP's lock)
+ * @dst: the route of the QP's AV, used and refreshed by that one sender
+ *
+ * Responses and requests are separate PSN sequences that the peer's
+ * completer and responder check independently (IBTA 9.7), so each keeps
+ * its own order but neither waits for the other: a CPU delivering a
+ * response locally does not hold up a request that another CPU has just
+ * built for the same QP.
+ */
+struct srdma_txs {
+	struct sk_buff_head q;
+	bool running;
+	struct srdma_dst_cache dst;
+};
+
 /**
  * struct srdma_qp - queue pair
  * @ibqp: the core's QP
@@ -326,10 +351,11 @@ struct srdma_srq {
  * @rnr_timer: RNR NAK wait (srdma_comp.c)
  * @probe_timer: tail probe (srdma_req.c)
  * @tx_tasklet: continues transmission that exceeded one pass's budget
- * @txq: packets built, waiting to be sent in order (srdma_tx.c)
- * @tx_running: a CPU is sending @txq; others only append
- * @tx_dst: the route of @av, used and refreshed by the one sender
- * @av_gen: bumped under @lock whenever @av changes; @tx_dst follows it
+ * @tx: the packets built and waiting to be sent, in two streams that
+ *	leave independently: responses (ACKs, READ responses, atomic ACKs)
+ *	and requests (srdma_tx.c)
+ * @av_gen: bumped under @lock whenever @av changes; each stream's route
+ *	cache follows it
  * @err_idx: SQ index of the WQE that moved the QP to the error state
  * @err_status: its completion status; IB_WC_WR_FLUSH_ERR when no WQE did
  * @event: asynchronous events to raise once the lock is dropped: -1 for
@@ -357,9 +383,7 @@ struct srdma_qp {
 	struct timer_list rnr_timer;
 	struct timer_list probe_timer;
 	struct tasklet_struct tx_tasklet;
-	struct sk_buff_head txq;
-	bool tx_running;
-	struct srdma_dst_cache tx_dst;
+	struct srdma_txs tx[SRDMA_TX_STREAMS];
 	u32 av_gen;
 	u32 err_idx;
 	enum ib_wc_status err_status;

@@ -73,10 +73,10 @@ struct srdma_av {
  *	number; 0 over IPv4, where the namespace's route generation decides)
  * @av_gen: the generation of the QP's AV (srdma_qp.av_gen) @dst is for
  *
- * Read and written only by the QP's one sender at a time (srdma_qp_xmit(),
- * srdma_qp.tx_running), and released by srdma_destroy_qp() once no sender
- * can run. A route change makes dst_check() fail, and the next packet
- * looks the route up again.
+ * Read and written only by the one sender of a QP's stream at a time
+ * (srdma_qp_xmit(), srdma_txs.running), and released by
+ * srdma_destroy_qp() once no sender can run. A route change makes
+ * dst_check() fail, and the next packet looks the route up again.
  */
 struct srdma_dst_cache {
 	struct dst_entry *dst;

@@ -168,7 +168,7 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct srdma_dev *sdev = to_sdev(ibqp->device);
 	struct srdma_qp *qp = to_sqp(ibqp);
 	struct ib_qp_cap *cap = &init->cap;
-	int err;
+	int err, i;
 
 	err = srdma_qp_check_init(sdev, init);
 	if (err)
@@ -188,7 +188,8 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	timer_setup(&qp->rnr_timer, srdma_comp_rnr_timeout, 0);
 	timer_setup(&qp->probe_timer, srdma_req_probe_timeout, 0);
 	tasklet_setup(&qp->tx_tasklet, srdma_qp_tasklet);
-	skb_queue_head_init(&qp->txq);
+	for (i = 0; i < SRDMA_TX_STREAMS; i++)
+		skb_queue_head_init(&qp->tx[i].q);
 
 	err = srdma_wq_init(&qp->sq, udata, &cap->max_send_wr,
 			    &cap->max_send_sge, &cap->max_inline_data, true);
@@ -254,6 +255,7 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct srdma_dev *sdev = to_sdev(ibqp->device);
 	struct srdma_qp *qp = to_sqp(ibqp);
+	int i;
 
 	spin_lock_bh(&qp->lock);
 	qp->dead = true;
@@ -266,8 +268,10 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->probe_timer);
 	tasklet_kill(&qp->tx_tasklet);
-	skb_queue_purge(&qp->txq);
-	srdma_dst_cache_release(&qp->tx_dst);
+	for (i = 0; i < SRDMA_TX_STREAMS; i++) {
+		skb_queue_purge(&qp->tx[i].q);
+		srdma_dst_cache_release(&qp->tx[i].dst);
+	}
 
 	srdma_qp_free_transport(qp);
 	srdma_ring_destroy(&qp->rq.ring);

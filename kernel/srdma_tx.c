@@ -12,47 +12,55 @@
  *                     SRDMA_TX_BUDGET packets; more work goes to the
  *                     tasklet so that one QP cannot hold a CPU
  *
- * Packets are built under qp->lock onto qp->txq and handed to the IP stack
- * after it is released, by one CPU at a time so that they leave in PSN
- * order (srdma_qp_xmit()). Posting from a process (the provider) writes the mapped ring;
- * an in-kernel post writes the same ring through srdma_post_send().
+ * Packets are built under qp->lock onto one of the QP's two streams,
+ * responses and requests, and handed to the IP stack after it is released,
+ * by one CPU at a time per stream so that they leave in PSN order
+ * (srdma_qp_xmit()). Posting from a process (the provider) writes the
+ * mapped ring; an in-kernel post writes the same ring through
+ * srdma_post_send().
  */
 
 #include "srdma.h"
 #include "srdma_hdr.h"
 
 /*
- * Send what the passes built, in order. Passes run on any CPU and append
- * to qp->txq under the lock; one caller at a time (qp->tx_running) drains
- * it, without the lock, so that packets leave in the order they were
- * built. When the local stack drops a packet, the rest would arrive out
- * of order: they are not sent, and the next pass goes back to the oldest
- * unacknowledged PSN with a smaller window.
+ * Send what the passes built on one stream, in order. Passes run on any
+ * CPU and append to the stream under the lock; one caller at a time
+ * (txs->running) drains it, without the lock, so that its packets leave in
+ * the order they were built. When the local stack drops a packet, the rest
+ * would arrive out of order: they are not sent. The requester then goes
+ * back to the oldest unacknowledged PSN with a smaller window; a lost
+ * response is asked for again by the peer's requester.
  * Return: true when a packet was dropped.
  */
-static bool srdma_qp_xmit(struct srdma_qp *qp)
+static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
+				 enum srdma_tx_stream stream)
 {
 	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srdma_txs *txs = &qp->tx[stream];
 	bool ud = srdma_qp_is_ud(qp);
 	struct sk_buff_head q;
 	struct sk_buff *skb;
 	struct srdma_av av;
 	bool dropped = false;
 
+	/* Whoever appends to the stream calls this afterwards. */
+	if (skb_queue_empty_lockless(&txs->q))
+		return false;
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&qp->lock);
-	if (qp->tx_running) {
+	if (txs->running) {
 		spin_unlock_bh(&qp->lock);
 		return false;
 	}
-	qp->tx_running = true;
-	if (qp->tx_dst.av_gen != qp->av_gen) {
+	txs->running = true;
+	if (txs->dst.av_gen != qp->av_gen) {
 		/* The AV changed (under the lock, held here): a new route. */
-		srdma_dst_cache_release(&qp->tx_dst);
-		qp->tx_dst.av_gen = qp->av_gen;
+		srdma_dst_cache_release(&txs->dst);
+		txs->dst.av_gen = qp->av_gen;
 	}
-	while (!skb_queue_empty(&qp->txq)) {
-		skb_queue_splice_init(&qp->txq, &q);
+	while (!skb_queue_empty(&txs->q)) {
+		skb_queue_splice_init(&txs->q, &q);
 		spin_unlock_bh(&qp->lock);
 		while ((skb = __skb_dequeue(&q))) {
 			/* Datagrams: each has its own AV, and may be lost. */
@@ -61,20 +69,29 @@ static bool srdma_qp_xmit(struct srdma_qp *qp)
 				srdma_net_xmit(sdev, &av, skb, qp->is_user,
 					       NULL);
 			} else if (srdma_net_xmit(sdev, &qp->av, skb,
-						  qp->is_user, &qp->tx_dst)) {
+						  qp->is_user, &txs->dst)) {
 				__skb_queue_purge(&q);
 				dropped = true;
 			}
 		}
 		spin_lock_bh(&qp->lock);
 		if (dropped) {
-			__skb_queue_purge(&qp->txq);
-			qp->req.tx_dropped = true;
+			__skb_queue_purge(&txs->q);
+			if (stream == SRDMA_TX_REQ)
+				qp->req.tx_dropped = true;
 		}
 	}
-	qp->tx_running = false;
+	txs->running = false;
 	spin_unlock_bh(&qp->lock);
 	return dropped;
+}
+
+/* Send both streams, responses first. Return: true when one dropped. */
+static bool srdma_qp_xmit(struct srdma_qp *qp)
+{
+	bool dropped = srdma_qp_xmit_stream(qp, SRDMA_TX_RESP);
+
+	return srdma_qp_xmit_stream(qp, SRDMA_TX_REQ) || dropped;
 }
 
 /*
@@ -102,7 +119,7 @@ static bool srdma_qp_update_polling(struct srdma_qp *qp, bool busy)
 /* One pass with qp->lock held; returns true when more work is left. */
 static bool srdma_qp_pass(struct srdma_qp *qp)
 {
-	struct sk_buff_head *q = &qp->txq;
+	struct sk_buff_head *q = &qp->tx[SRDMA_TX_REQ].q;
 	int budget = SRDMA_TX_BUDGET;
 	bool more;
 
@@ -118,7 +135,7 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 		more = srdma_ud_tx(qp, q, &budget);
 		return srdma_qp_update_polling(qp, more) || more;
 	}
-	more = srdma_resp_tx(qp, q, &budget);
+	more = srdma_resp_tx(qp, &qp->tx[SRDMA_TX_RESP].q, &budget);
 	more |= srdma_req_tx(qp, q, &budget);
 	if (qp->req.probe)
 		srdma_req_probe(qp, q);
