@@ -361,7 +361,8 @@ struct srdma_txs {
  * @event: asynchronous events to raise once the lock is dropped: -1 for
  *	none, else an ib_event_type (SRDMA_QP_EV_NONE for none) and the flag
  *	SRDMA_QP_EV_LAST_WQE, taken together by one xchg() so that they are
- *	raised in order
+ *	raised in order; set under @lock with WRITE_ONCE(), since the xchg()
+ *	runs without it
  * @dead: destroy has begun: timers and the tasklet must not re-arm
  * @sq_sig_all: every send WQE generates a completion
  * @is_user: the rings are mapped into a process

@@ -423,9 +423,9 @@ void srdma_qp_fatal(struct srdma_qp *qp, u32 idx, enum ib_wc_status status)
 	qp->err_idx = idx;
 	qp->err_status = status;
 	if (qp->resp.fatal)
-		qp->event = qp->resp.ack_syndrome ==
-			    SRDMA_NAK_SYN(SRDMA_NAK_REMOTE_ACCESS) ?
-			    IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_REQ_ERR;
+		WRITE_ONCE(qp->event, qp->resp.ack_syndrome ==
+			   SRDMA_NAK_SYN(SRDMA_NAK_REMOTE_ACCESS) ?
+			   IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_REQ_ERR);
 	srdma_qp_enter_error(qp);
 }
 
@@ -663,7 +663,7 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 	case IB_QPS_SQD:
 		/* The drain completes at once: nothing is held back. */
 		if (qp->attr.en_sqd_async_notify)
-			qp->event = IB_EVENT_SQ_DRAINED;
+			WRITE_ONCE(qp->event, IB_EVENT_SQ_DRAINED);
 		break;
 	case IB_QPS_ERR:
 		/* Asked for: no WQE failed, every one is flushed. */

@@ -665,7 +665,7 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 				 * the asynchronous event.
 				 */
 				if (err == -EPROTO)
-					qp->event = IB_EVENT_QP_FATAL;
+					WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
 				srdma_qp_fatal(qp, req->fetch,
 					       IB_WC_LOC_QP_OP_ERR);
 				return false;

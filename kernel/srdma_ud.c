@@ -250,7 +250,7 @@ bool srdma_ud_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		err = srdma_req_fetch(qp);
 		if (err < 0) {
 			if (err == -EPROTO)
-				qp->event = IB_EVENT_QP_FATAL;
+				WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
 			srdma_qp_fatal(qp, qp->req.fetch, IB_WC_LOC_QP_OP_ERR);
 			return false;
 		}
@@ -325,7 +325,7 @@ void srdma_ud_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	ret = srdma_resp_take_rwqe(qp);
 	if (ret < 0) {
-		qp->event = IB_EVENT_QP_FATAL;
+		WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
 		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
 		return;
 	}
