@@ -135,8 +135,8 @@ static void *srdma_skbpool_cut(unsigned int fragsz, gfp_t gfp)
  * The head comes from the CPU's pages and the sk_buff from the network
  * stack's per-CPU cache (napi_build_skb()), which srdma_skbpool_consume()
  * refills, so that neither is zeroed twice. Where the pool cannot be used
- * (a head over a page, a context that may sleep or has interrupts off)
- * this is alloc_skb().
+ * (a head over a page, a context that may sleep or has interrupts off, no
+ * page to be had) this is alloc_skb().
  *
  * Context: any, as @gfp allows.
  * Return: the packet, or NULL.
@@ -159,6 +159,9 @@ struct sk_buff *srdma_skbpool_alloc_skb(unsigned int size, gfp_t gfp)
 			skb_free_frag(data);
 	}
 	local_bh_enable();
+	/* No new page (the pool takes no emergency reserves): the slab. */
+	if (unlikely(!data))
+		return alloc_skb(size, gfp);
 	return skb;
 }
 
