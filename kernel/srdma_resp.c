@@ -170,17 +170,22 @@ static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
 }
 
-static bool srdma_resp_rkey_ok(struct srdma_qp *qp, u32 rkey, u64 va, u32 len,
-			       int access)
+/*
+ * Check the R_Key of a request over the whole range its extended header
+ * names. Return: the MR, referenced, with *@mva the MR's address of @va;
+ * NULL when @len is 0; ERR_PTR(-EACCES) when the access is refused.
+ */
+static struct srdma_mr *srdma_resp_rkey_get(struct srdma_qp *qp, u32 rkey,
+					    u64 va, u32 len, int access,
+					    u64 *mva)
 {
 	struct srdma_mr *mr;
-	u64 mva;
 
 	/* The QP must enable the access (its qp_access_flags). */
 	if ((qp->attr.qp_access_flags & access) != access) {
 		srdma_qp_dbg(qp, "access %#x not granted (QP's %#x)\n",
 			     access, qp->attr.qp_access_flags);
-		return false;
+		return ERR_PTR(-EACCES);
 	}
 	/*
 	 * C9-88: the R_Key of a zero-length RDMA READ or WRITE is not
@@ -188,14 +193,27 @@ static bool srdma_resp_rkey_ok(struct srdma_qp *qp, u32 rkey, u64 va, u32 len,
 	 * requesters (rsockets, for one) send such WRITEs with key 0.
 	 */
 	if (!len)
-		return true;
-	mr = srdma_rkey_get(qp, rkey, va, len, access, &mva);
+		return NULL;
+	mr = srdma_rkey_get(qp, rkey, va, len, access, mva);
 	if (!mr) {
 		srdma_qp_dbg(qp, "rkey %#x refused: %u bytes at %#llx, access %#x\n",
 			     rkey, len, va, access);
-		return false;
+		return ERR_PTR(-EACCES);
 	}
-	srdma_mr_put(mr);
+	return mr;
+}
+
+static bool srdma_resp_rkey_ok(struct srdma_qp *qp, u32 rkey, u64 va, u32 len,
+			       int access)
+{
+	struct srdma_mr *mr;
+	u64 mva;
+
+	mr = srdma_resp_rkey_get(qp, rkey, va, len, access, &mva);
+	if (IS_ERR(mr))
+		return false;
+	if (mr)
+		srdma_mr_put(mr);
 	return true;
 }
 
@@ -264,13 +282,16 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 {
 	struct srdma_resp *resp = &qp->resp;
 	bool last = srdma_pkt_is(pkt, SRDMA_OPF_LAST);
-	struct srdma_mr *mr;
+	struct srdma_mr *mr = NULL;
 	u64 mva;
 	int ret;
 
 	if (srdma_opcode_has(pkt->info, SRDMA_HDR_RETH)) {
-		if (!srdma_resp_rkey_ok(qp, pkt->reth.rkey, pkt->reth.va,
-					pkt->reth.len, IB_ACCESS_REMOTE_WRITE)) {
+		/* Kept for this packet's bytes, which start at the RETH's VA. */
+		mr = srdma_resp_rkey_get(qp, pkt->reth.rkey, pkt->reth.va,
+					 pkt->reth.len, IB_ACCESS_REMOTE_WRITE,
+					 &mva);
+		if (IS_ERR(mr)) {
 			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS,
 					     pkt->psn);
 			return;
@@ -284,31 +305,31 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	if (pkt->paylen > resp->write_resid ||
 	    (last && pkt->paylen != resp->write_resid)) {
 		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
-		return;
+		goto out;
 	}
 	/* WRITE with immediate consumes a receive WQE: check it first. */
 	if (last && srdma_pkt_is(pkt, SRDMA_OPF_IMM)) {
 		ret = srdma_resp_take_rwqe(qp);
 		if (ret < 0) {
 			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_OP, pkt->psn);
-			return;
+			goto out;
 		}
 		if (!ret) {
 			srdma_resp_rnr(qp, pkt->psn);
-			return;
+			goto out;
 		}
 	}
 	if (pkt->paylen) {
-		mr = srdma_rkey_get(qp, resp->write_rkey, resp->write_va,
-				    pkt->paylen, IB_ACCESS_REMOTE_WRITE, &mva);
+		if (!mr)
+			mr = srdma_rkey_get(qp, resp->write_rkey,
+					    resp->write_va, pkt->paylen,
+					    IB_ACCESS_REMOTE_WRITE, &mva);
 		ret = mr ? srdma_mr_copy_from_skb(mr, mva, skb, pkt->hdr_len,
 						  pkt->paylen) : -EACCES;
-		if (mr)
-			srdma_mr_put(mr);
 		if (ret) {
 			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS,
 					     pkt->psn);
-			return;
+			goto out;
 		}
 	}
 	resp->write_va += pkt->paylen;
@@ -326,6 +347,9 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	resp->epsn = srdma_psn_add(resp->epsn, 1);
 	if (pkt->ackreq)
 		srdma_resp_ack(qp, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID), pkt->psn);
+out:
+	if (mr)
+		srdma_mr_put(mr);
 }
 
 /* Age of a resource: 0 for the oldest (the next to be reused). */
