@@ -24,8 +24,8 @@
  * count equals pp->bias has no head in use.
  *
  * Context: the pool of a CPU is used with bottom halves disabled, so never
- * from hard interrupts or with interrupts disabled (srdma_net.c falls back
- * to alloc_skb() there).
+ * from hard interrupts or with interrupts disabled (srdma_skbpool_alloc_skb()
+ * uses alloc_skb() there).
  */
 
 #include <linux/gfp.h>
