@@ -104,6 +104,13 @@ listening() {
 	[ -n "$(in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null)" ]
 }
 
+# pt_counters NS DEV: DEV's non-zero port counters, on one line.
+pt_counters() {
+	in_ns "$1" rdma statistic show link "$2/1" 2>&1 |
+		awk '{ s = $2 ":"; for (i = 3; i < NF; i += 2)
+			if ($(i + 1) != 0) s = s " " $i " " $(i + 1); print s }'
+}
+
 # pt_once NAME SRV_NS SRV_DEV CLI_NS CLI_DEV SRV_IP TOOL [ARGS...]: one
 # attempt of pt_run. Returns 0 when both ends exited 0, 2 when perftest
 # could not calibrate its clock (a property of the guest's timing, not of
@@ -161,11 +168,14 @@ pt_once() {
 	[ $crc = 0 ] && [ $src = 0 ] && return 0
 	grep -q "Can't produce a report" "$PT_LOG/$name.cli" "$PT_LOG/$name.srv" &&
 		return 2
+	# At most 20 lines: check() shows the last 20.
 	echo "$name: client exit $crc, server exit $src (124: timeout)"
+	pt_counters "$cns" "$cdev"
+	pt_counters "$sns" "$sdev"
 	echo "client: $tool -d $cdev $gflag $cgid -p $port $* $sip"
-	tail -n 8 "$PT_LOG/$name.cli"
+	tail -n 7 "$PT_LOG/$name.cli"
 	echo "server: $tool -d $sdev $gflag $sgid -p $port $*"
-	tail -n 8 "$PT_LOG/$name.srv"
+	tail -n 7 "$PT_LOG/$name.srv"
 	return 1
 }
 
