@@ -16,6 +16,7 @@ static const struct rdma_stat_desc srdma_counter_descs[] = {
 	[SRDMA_CNT_RX_DROP_OUT_OF_WINDOW].name = "rx_drop_out_of_window",
 	[SRDMA_CNT_RX_DROP_QKEY].name = "rx_drop_qkey",
 	[SRDMA_CNT_RX_DROP_NO_RWQE].name = "rx_drop_no_recv_wqe",
+	[SRDMA_CNT_RX_DROP_TOO_LONG].name = "rx_drop_too_long",
 	[SRDMA_CNT_TX_DROP_NO_ROUTE].name = "tx_drop_no_route",
 	[SRDMA_CNT_TX_DROP_NOMEM].name = "tx_drop_nomem",
 	[SRDMA_CNT_TX_DROP_XMIT].name = "tx_drop_xmit",

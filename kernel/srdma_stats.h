@@ -30,6 +30,7 @@ enum srdma_counter {
 	SRDMA_CNT_RX_DROP_OUT_OF_WINDOW, /* PSN outside any valid window */
 	SRDMA_CNT_RX_DROP_QKEY,		/* UD: Q_Key differs from the QP's */
 	SRDMA_CNT_RX_DROP_NO_RWQE,	/* UD, UC: no receive WQE posted */
+	SRDMA_CNT_RX_DROP_TOO_LONG,	/* UD: longer than the receive WQE */
 	/* Transmit failures. */
 	SRDMA_CNT_TX_DROP_NO_ROUTE,
 	SRDMA_CNT_TX_DROP_NOMEM,

@@ -294,6 +294,18 @@ static void srdma_ud_grh(const struct sk_buff *skb, u8 *grh, u8 *net_type)
 	}
 }
 
+/* The bytes a receive WQE's scatter list can take. */
+static u64 srdma_ud_room(const struct srdma_recv_wqe *w)
+{
+	const struct srdma_sge *sge = (const struct srdma_sge *)(w + 1);
+	u64 room = 0;
+	u32 i;
+
+	for (i = 0; i < w->num_sge; i++)
+		room += sge[i].length;
+	return room;
+}
+
 /**
  * srdma_ud_rcv() - Receive a UD packet
  * @qp: a UD or GSI QP
@@ -335,22 +347,26 @@ void srdma_ud_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		return;
 	}
 
+	/*
+	 * IBTA 9.8.3.2.2, C9-205: a datagram longer than the receive
+	 * buffer is an invalid request, dropped silently; the WQE is not
+	 * used (9.8.3.2.5) and waits for the next one. A completion in
+	 * error would end the QP (10.8.3), and any host could end QP1 so.
+	 */
+	if (srdma_ud_room(w) < SRDMA_GRH_BYTES + (u64)pkt->paylen) {
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_TOO_LONG);
+		return;
+	}
 	srdma_ud_grh(skb, grh, &net_type);
+	/* It fits: a failure is the buffer's, a local protection error. */
 	if (!srdma_sgl_copy(sdev, qp->ibqp.pd, (struct srdma_sge *)(w + 1),
 			    w->num_sge, 0, SRDMA_GRH_BYTES, SRDMA_SCATTER, grh,
 			    NULL, 0) ||
 	    (pkt->paylen &&
 	     !srdma_sgl_copy(sdev, qp->ibqp.pd, (struct srdma_sge *)(w + 1),
 			     w->num_sge, SRDMA_GRH_BYTES, pkt->paylen,
-			     SRDMA_SCATTER_SKB, NULL, skb, pkt->hdr_len))) {
-		u64 room = 0;
-		u32 i;
-
-		for (i = 0; i < w->num_sge; i++)
-			room += ((struct srdma_sge *)(w + 1))[i].length;
-		status = room < SRDMA_GRH_BYTES + (u64)pkt->paylen ?
-			 IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
-	}
+			     SRDMA_SCATTER_SKB, NULL, skb, pkt->hdr_len)))
+		status = IB_WC_LOC_PROT_ERR;
 
 	cqe.wr_id = w->wr_id;
 	cqe.status = status;

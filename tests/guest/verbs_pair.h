@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -208,6 +209,25 @@ inline void Fill(std::vector<uint8_t>& v, size_t off, size_t len, uint32_t seed)
 }
 
 inline int PmtuBytes(ibv_mtu m) { return 128 << m; }
+
+// The sysfs file of a port counter of @ctx's device.
+inline std::string CounterPath(ibv_context* ctx, const char* name) {
+  return std::string("/sys/class/infiniband/") + ibv_get_device_name(ctx->device) +
+         "/ports/1/hw_counters/" + name;
+}
+
+// The core caches a port's counters for RDMA_HW_STATS_DEFAULT_LIFESPAN
+// (10 ms) after a read; wait that out so that the value is fresh. -1 when
+// the device has no such counter.
+inline long ReadCounter(ibv_context* ctx, const char* name) {
+  usleep(25000);
+  FILE* f = std::fopen(CounterPath(ctx, name).c_str(), "r");
+  long v = -1;
+  if (!f) return -1;
+  if (std::fscanf(f, "%ld", &v) != 1) v = -1;
+  std::fclose(f);
+  return v;
+}
 
 }  // namespace srdma_test
 
