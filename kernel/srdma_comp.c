@@ -217,6 +217,42 @@ static void srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 	srdma_comp_progress(qp);
 }
 
+/*
+ * Whether a READ response or atomic ACK is the one the requester waits for
+ * (PSN una). IBTA 9.7.5.1.2: the first packet of a READ response, and an
+ * atomic ACK, also acknowledge every request before their PSN, so one
+ * further on completes the SENDs and WRITEs before it (a responder need
+ * not ACK an unsignaled SEND before answering the READ behind it). When
+ * una still differs, a response was lost, or a READ or atomic before it is
+ * unanswered (an implied NAK, 9.7.5.2.3): go back, once. A response to
+ * nothing sent is a ghost, dropped (C9-136).
+ */
+static bool srdma_comp_resp_at_una(struct srdma_qp *qp,
+				   const struct srdma_pkt *pkt, bool first)
+{
+	struct srdma_req *req = &qp->req;
+	bool retry = req->need_retry;
+
+	if (pkt->psn == req->una)
+		return true;
+	if (srdma_psn_diff(pkt->psn, req->una) < 0 ||
+	    srdma_psn_diff(pkt->psn, req->max_psn) >= 0)
+		return false;
+	if (first) {
+		srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
+		if (pkt->psn == req->una)
+			return true;
+	}
+	if (req->need_retry && !retry) {
+		/* srdma_comp_ack_upto() went back: no second window cut. */
+		req->gap_pending = true;
+		req->gap_una = req->una;
+	} else {
+		srdma_comp_gap(qp);
+	}
+	return false;
+}
+
 /* Place @len bytes of a response at offset @off of @sw's local SGEs. */
 static bool srdma_comp_place(struct srdma_qp *qp, struct srdma_swqe *sw,
 			     u32 off, u32 len, void *buf,
@@ -242,13 +278,9 @@ static void srdma_comp_read_resp(struct srdma_qp *qp,
 	u32 off;
 
 	/* Responses are in PSN order: anything else is lost or stale. */
-	if (pkt->psn != req->una) {
-		if (srdma_psn_diff(pkt->psn, req->una) > 0)
-			srdma_comp_gap(qp);
-		return;
-	}
-	srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
-	if (qp->sq.ring.own == req->fetch)
+	if (!srdma_comp_resp_at_una(qp, pkt,
+				    srdma_pkt_is(pkt, SRDMA_OPF_FIRST)) ||
+	    qp->sq.ring.own == req->fetch)
 		return;
 	sw = srdma_swqe_at(qp, qp->sq.ring.own);
 	if (!sw->started || sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ ||
@@ -282,13 +314,8 @@ static void srdma_comp_atomic_ack(struct srdma_qp *qp,
 	struct srdma_swqe *sw;
 	u64 orig = pkt->atmack_orig;
 
-	if (pkt->psn != req->una) {
-		if (srdma_psn_diff(pkt->psn, req->una) > 0)
-			srdma_comp_gap(qp);
-		return;
-	}
-	srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
-	if (qp->sq.ring.own == req->fetch)
+	if (!srdma_comp_resp_at_una(qp, pkt, true) ||
+	    qp->sq.ring.own == req->fetch)
 		return;
 	sw = srdma_swqe_at(qp, qp->sq.ring.own);
 	if (!sw->started || sw->first_psn != pkt->psn ||

@@ -86,6 +86,21 @@ class RcTest : public ::testing::Test {
     return ibv_post_send(e.qp, &wr, &bad);
   }
 
+  // Fetch and add 1 at @raddr of B, the original value to A's buffer at @off.
+  int PostFetchAdd(size_t off, uint64_t raddr, uint64_t id) {
+    ibv_sge sge = {(uintptr_t)a_.buf.data() + off, 8, a_.mr->lkey};
+    ibv_send_wr wr = {}, *bad;
+    wr.wr_id = id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.atomic.remote_addr = raddr;
+    wr.wr.atomic.rkey = b_.mr->rkey;
+    wr.wr.atomic.compare_add = 1;
+    return ibv_post_send(a_.qp, &wr, &bad);
+  }
+
   static Dev* a_dev_;
   static Dev* b_dev_;
   ibv_mtu mtu_ = IBV_MTU_1024;
@@ -402,23 +417,6 @@ TEST_F(RcTest, RnrThenReceivePosted) {
 // the NAK encodes and tries again, rnr_retry times; 7 means without limit.
 // Each attempt is NAKed here, so the NAKs counted by the softrdma end are
 // rnr_retry + 1, and the requester waited at least rnr_retry timers.
-std::string CounterPath(ibv_context* ctx, const char* name) {
-  return std::string("/sys/class/infiniband/") + ibv_get_device_name(ctx->device) +
-         "/ports/1/hw_counters/" + name;
-}
-
-// The core caches a port's counters for RDMA_HW_STATS_DEFAULT_LIFESPAN
-// (10 ms) after a read; wait that out so that the value is fresh.
-long ReadCounter(ibv_context* ctx, const char* name) {
-  usleep(25000);
-  FILE* f = std::fopen(CounterPath(ctx, name).c_str(), "r");
-  long v = -1;
-  if (!f) return -1;
-  if (std::fscanf(f, "%ld", &v) != 1) v = -1;
-  std::fclose(f);
-  return v;
-}
-
 class RnrRetryTest : public RcTest, public ::testing::WithParamInterface<int> {
  protected:
   // The RNR NAKs that reached A, counted where softrdma runs.
@@ -764,6 +762,43 @@ TEST_F(RcTest, UnsignaledTailIsProbedNotRetried) {
   ASSERT_EQ(sw.size(), 1u);
   EXPECT_EQ(sw[0].wr_id, 9u);
   EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(sw[0].status);
+}
+
+// IBTA 9.7.5.1.2: a READ response acknowledges the requests before it. An
+// unsignaled SEND followed by a READ needs no ACK of its own: the READ's
+// response completes it, and nothing is sent again, whatever order the
+// responder answers in. The same for an atomic.
+TEST_F(RcTest, ResponsesAcknowledgeWhatCameBefore) {
+  if (Env("SRDMA_KIND_A", "softrdma") != "softrdma")
+    GTEST_SKIP() << "the requester's behaviour is checked on softrdma";
+  ASSERT_NO_FATAL_FAILURE(Pair(8192));
+  const long before = ReadCounter(a_dev_->ctx, "retransmits");
+  ASSERT_GE(before, 0) << "no retransmits counter";
+  Fill(a_.buf, 0, 4096, 23);
+  Fill(b_.buf, 4096, 4096, 29);
+  std::memset(b_.buf.data() + 8000, 0, 8);
+  for (int i = 0; i < 20; i++) {
+    ASSERT_EQ(PostRecv(b_, i * 64, 64, i), 0);
+    ASSERT_EQ(PostSend(a_, IBV_WR_SEND, i * 64, 64, 100 + i, 0, 0, 0), 0);
+    if (i % 2)
+      ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_READ, 4096 + i * 64, 64, 200 + i,
+                         (uintptr_t)b_.buf.data() + 4096 + i * 64, b_.mr->rkey),
+                0);
+    else
+      ASSERT_EQ(PostFetchAdd(4096 + i * 64, (uintptr_t)b_.buf.data() + 8000, 200 + i), 0);
+    auto sw = Poll(a_.cq, 1);
+    ASSERT_EQ(sw.size(), 1u);
+    EXPECT_EQ(sw[0].wr_id, 200u + i);
+    EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(sw[0].status);
+    auto rw = Poll(b_.cq, 1);
+    ASSERT_EQ(rw.size(), 1u);
+    EXPECT_EQ(rw[0].wr_id, (uint64_t)i);
+  }
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 20 * 64), 0);
+  for (int i = 1; i < 20; i += 2)
+    EXPECT_EQ(std::memcmp(a_.buf.data() + 4096 + i * 64, b_.buf.data() + 4096 + i * 64, 64), 0);
+  EXPECT_EQ(*reinterpret_cast<uint64_t*>(b_.buf.data() + 8000), 10u);
+  EXPECT_EQ(ReadCounter(a_dev_->ctx, "retransmits"), before);
 }
 
 // The perftest pattern: a stream of small WRITEs, one in 50 signaled, as
