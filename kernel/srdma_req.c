@@ -359,7 +359,12 @@ static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
 	pkt.psn = psn;
 	pkt.qpn = qp->attr.dest_qp_num;
 	pkt.pkey = IB_DEFAULT_PKEY_FULL;
-	pkt.se = last && (w->flags & SRDMA_WQE_SOLICITED);
+	/* IBTA 9.2.3: SE only ends a SEND or a WRITE with immediate. */
+	pkt.se = last && (w->flags & SRDMA_WQE_SOLICITED) &&
+		 (w->opcode == IB_UVERBS_WR_SEND ||
+		  w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		  w->opcode == IB_UVERBS_WR_SEND_WITH_INV ||
+		  w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM);
 	pkt.ackreq = (probe && qp->ibqp.qp_type == IB_QPT_RC) ||
 		     srdma_req_want_ack(qp, sw, psn, last);
 	pkt.paylen = paylen;
