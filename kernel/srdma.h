@@ -604,6 +604,7 @@ int srdma_resp_take_rwqe(struct srdma_qp *qp);
 void srdma_uc_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		  const struct sk_buff *skb);
 void srdma_resp_rwqe_done(struct srdma_qp *qp);
+u64 srdma_rwqe_room(const struct srdma_recv_wqe *w);
 
 /* srdma_srq.c */
 int srdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

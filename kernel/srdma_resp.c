@@ -122,6 +122,24 @@ int srdma_resp_take_rwqe(struct srdma_qp *qp)
 }
 
 /**
+ * srdma_rwqe_room() - The bytes a receive WQE's scatter list can take
+ * @w: the responder's copy of the WQE (num_sge checked when taken)
+ *
+ * Context: any.
+ * Return: the sum of its SGE lengths.
+ */
+u64 srdma_rwqe_room(const struct srdma_recv_wqe *w)
+{
+	const struct srdma_sge *sge = (const struct srdma_sge *)(w + 1);
+	u64 room = 0;
+	u32 i;
+
+	for (i = 0; i < w->num_sge; i++)
+		room += sge[i].length;
+	return room;
+}
+
+/**
  * srdma_resp_rwqe_done() - The receive WQE in use is complete
  * @qp: the QP
  *
@@ -239,12 +257,7 @@ static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 			    (struct srdma_sge *)(w + 1), w->num_sge,
 			    resp->recv_off, pkt->paylen, SRDMA_SCATTER_SKB,
 			    NULL, skb, pkt->hdr_len)) {
-		u64 room = 0;
-		u32 i;
-
-		for (i = 0; i < w->num_sge; i++)
-			room += ((struct srdma_sge *)(w + 1))[i].length;
-		if (resp->recv_off + (u64)pkt->paylen > room) {
+		if (resp->recv_off + (u64)pkt->paylen > srdma_rwqe_room(w)) {
 			/* 9.9.2: the message does not fit: invalid request. */
 			srdma_resp_complete(qp, IB_WC_LOC_LEN_ERR, IB_WC_RECV,
 					    NULL);

@@ -294,18 +294,6 @@ static void srdma_ud_grh(const struct sk_buff *skb, u8 *grh, u8 *net_type)
 	}
 }
 
-/* The bytes a receive WQE's scatter list can take. */
-static u64 srdma_ud_room(const struct srdma_recv_wqe *w)
-{
-	const struct srdma_sge *sge = (const struct srdma_sge *)(w + 1);
-	u64 room = 0;
-	u32 i;
-
-	for (i = 0; i < w->num_sge; i++)
-		room += sge[i].length;
-	return room;
-}
-
 /**
  * srdma_ud_rcv() - Receive a UD packet
  * @qp: a UD or GSI QP
@@ -353,7 +341,7 @@ void srdma_ud_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	 * used (9.8.3.2.5) and waits for the next one. A completion in
 	 * error would end the QP (10.8.3), and any host could end QP1 so.
 	 */
-	if (srdma_ud_room(w) < SRDMA_GRH_BYTES + (u64)pkt->paylen) {
+	if (srdma_rwqe_room(w) < SRDMA_GRH_BYTES + (u64)pkt->paylen) {
 		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_TOO_LONG);
 		return;
 	}
