@@ -348,7 +348,7 @@ struct srdma_txs {
  * @req: requester state
  * @resp: responder state
  * @retrans_timer: local ACK timeout (srdma_comp.c)
- * @rnr_timer: RNR NAK wait (srdma_comp.c)
+ * @rnr_timer: RNR NAK wait, or a tick after a failed allocation (srdma_comp.c)
  * @probe_timer: tail probe (srdma_req.c)
  * @tx_tasklet: continues transmission that exceeded one pass's budget
  * @tx: the packets built and waiting to be sent, in two streams that

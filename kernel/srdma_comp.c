@@ -10,8 +10,10 @@
  * Timers (one each per QP; both are event hooks of this file):
  *   retrans  armed while request packets are unacknowledged; re-armed on
  *            progress; on expiry retries or ends with RETRY_EXC_ERR
- *   rnr      armed by an RNR NAK for the time it carries; on expiry the
- *            requester resumes
+ *   rnr      armed by an RNR NAK for the time it carries, and for a tick
+ *            by the requester when a packet could not be allocated with
+ *            nothing in flight (srdma_req_tx()); on expiry the requester
+ *            resumes
  *
  * Every function here runs with qp->lock held unless it says otherwise.
  */
@@ -112,6 +114,28 @@ void srdma_comp_local(struct srdma_qp *qp)
 }
 
 /*
+ * Go back to una: a PSN sequence error NAK, an implied NAK or a local ACK
+ * timeout (@timeout). Each takes one retry from the error retry budget,
+ * which only an acknowledgment reloads (9.9.2.1.1); with none left, the
+ * QP ends with RETRY_EXC_ERR. Return: false when it did.
+ */
+static bool srdma_comp_go_back(struct srdma_qp *qp, bool timeout)
+{
+	struct srdma_req *req = &qp->req;
+
+	if (!req->retry) {
+		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_RETRY_EXC_ERR);
+		return false;
+	}
+	req->retry--;
+	req->need_retry = true;
+	srdma_req_congestion(qp, timeout);
+	/* The resent packets get a whole timeout to be answered. */
+	srdma_comp_arm_timer(qp);
+	return true;
+}
+
+/*
  * A response arrived past a missing one: ask again from una, once. The
  * responses already in flight behind the gap would each ask again and
  * restart the READ over and over; they are ignored until una moves (or the
@@ -125,15 +149,16 @@ static void srdma_comp_gap(struct srdma_qp *qp)
 		return;
 	req->gap_pending = true;
 	req->gap_una = req->una;
-	req->need_retry = true;
-	srdma_req_congestion(qp, false);
+	srdma_comp_go_back(qp, false);
 }
 
 /*
- * Progress: restart the retry budgets and the timer (9.7.6.1.1). Both
- * counters limit the retries of one request (C9-132, C9-142) and are
- * reloaded when a packet is acknowledged (9.9.2.1.1): RNR NAKs met by
- * earlier messages do not count against a later one.
+ * Progress (una moved on): restart the retry budgets and the timer
+ * (9.7.6.1.1). Both counters limit the retries of one request (C9-132,
+ * C9-142) and are reloaded when a packet is acknowledged (9.9.2.1.1), and
+ * only then: RNR NAKs met by earlier messages do not count against a later
+ * one, and a peer that answers without ever acknowledging cannot keep the
+ * requester retrying forever.
  */
 static void srdma_comp_progress(struct srdma_qp *qp)
 {
@@ -177,6 +202,7 @@ void srdma_comp_arm_timer(struct srdma_qp *qp)
 static void srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 {
 	struct srdma_req *req = &qp->req;
+	bool implied = false;
 	struct srdma_swqe *sw;
 	u32 last;
 
@@ -197,9 +223,7 @@ static void srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 		last = srdma_psn_add(sw->first_psn, sw->npkts - 1);
 		if (srdma_swqe_read_atomic(sw)) {
 			if (srdma_psn_diff(psn, sw->first_psn) >= 0) {
-				if (!req->need_retry)
-					srdma_req_congestion(qp, false);
-				req->need_retry = true;
+				implied = true;
 				psn = srdma_psn_add(sw->first_psn, -1);
 			}
 			break;
@@ -212,9 +236,15 @@ static void srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 		srdma_req_acked(qp, srdma_psn_diff(srdma_psn_add(psn, 1),
 						   req->una));
 		req->una = srdma_psn_add(psn, 1);
+		srdma_comp_progress(qp);
 	}
-
-	srdma_comp_progress(qp);
+	/*
+	 * After the reload: the retry is the READ's or atomic's own. Once
+	 * per una: the duplicates that going back makes the responder
+	 * acknowledge (C9-105) are implied NAKs of the same loss.
+	 */
+	if (implied)
+		srdma_comp_gap(qp);
 }
 
 /*
@@ -231,7 +261,6 @@ static bool srdma_comp_resp_at_una(struct srdma_qp *qp,
 				   const struct srdma_pkt *pkt, bool first)
 {
 	struct srdma_req *req = &qp->req;
-	bool retry = req->need_retry;
 
 	if (pkt->psn == req->una)
 		return true;
@@ -243,13 +272,8 @@ static bool srdma_comp_resp_at_una(struct srdma_qp *qp,
 		if (pkt->psn == req->una)
 			return true;
 	}
-	if (req->need_retry && !retry) {
-		/* srdma_comp_ack_upto() went back: no second window cut. */
-		req->gap_pending = true;
-		req->gap_una = req->una;
-	} else {
-		srdma_comp_gap(qp);
-	}
+	/* Once per una, if srdma_comp_ack_upto() did not go back already. */
+	srdma_comp_gap(qp);
 	return false;
 }
 
@@ -355,6 +379,8 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 		}
 		if (req->rnr_retry != 7)
 			req->rnr_retry--;
+		/* Answered: no local ACK timeout while the responder waits. */
+		srdma_comp_arm_timer(qp);
 		req->rnr_wait = true;
 		req->need_retry = true;
 		mod_timer(&qp->rnr_timer, jiffies +
@@ -368,14 +394,7 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 			/* 9.7.5.2.1: resend from the NAKed PSN. */
 			srdma_counter_inc(to_sdev(qp->ibqp.device),
 					  SRDMA_CNT_RX_SEQ_NAKS);
-			if (!req->retry) {
-				srdma_qp_fatal(qp, qp->sq.ring.own,
-					       IB_WC_RETRY_EXC_ERR);
-				break;
-			}
-			req->retry--;
-			req->need_retry = true;
-			srdma_req_congestion(qp, false);
+			srdma_comp_go_back(qp, false);
 			break;
 		}
 		/* Remote access, invalid request, remote operational. */
@@ -432,21 +451,18 @@ void srdma_comp_timeout(struct timer_list *t)
 	bool run = false;
 
 	spin_lock_bh(&qp->lock);
-	/* Destroy has begun: the QP stays as it is until it is gone. */
+	/*
+	 * Destroy has begun: the QP stays as it is until it is gone. A
+	 * timer pending again was re-armed by progress made while this
+	 * expiry waited for the lock: no timeout.
+	 */
 	if (!qp->dead && qp->state == IB_QPS_RTS &&
-	    qp->req.una != qp->req.max_psn && !qp->req.rnr_wait) {
+	    qp->req.una != qp->req.max_psn && !qp->req.rnr_wait &&
+	    !timer_pending(&qp->retrans_timer)) {
 		srdma_counter_inc(to_sdev(qp->ibqp.device),
 				  SRDMA_CNT_ACK_TIMEOUTS);
-		if (!qp->req.retry) {
-			srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_RETRY_EXC_ERR);
-		} else {
-			qp->req.retry--;
-			qp->req.need_retry = true;
-			qp->req.gap_pending = false;
-			srdma_req_congestion(qp, true);
-			srdma_comp_arm_timer(qp);
-			run = true;
-		}
+		qp->req.gap_pending = false;
+		run = srdma_comp_go_back(qp, true);
 	}
 	spin_unlock_bh(&qp->lock);
 	srdma_qp_raise_event(qp);

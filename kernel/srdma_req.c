@@ -708,6 +708,13 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		if (!skb) {
 			if (bad)
 				srdma_qp_fatal(qp, req->cur, IB_WC_LOC_PROT_ERR);
+			else if (req->una == req->max_psn)
+				/*
+				 * No memory, and no ACK or local ACK timeout
+				 * to come and run the requester again: the
+				 * resume timer does, a tick later.
+				 */
+				mod_timer(&qp->rnr_timer, jiffies + 1);
 			return false;
 		}
 		__skb_queue_tail(q, skb);
