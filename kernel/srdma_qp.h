@@ -76,6 +76,25 @@ static inline bool srdma_resp_seq_ok(enum srdma_resp_op cur_op, u32 flags)
 	}
 }
 
+/**
+ * srdma_req_len_ok() - Check a request's payload against the path MTU
+ * @flags: the opcode's SRDMA_OPF_* flags
+ * @paylen: the payload length, pad excluded
+ * @pmtu: the path MTU in bytes
+ *
+ * IBTA C9-92 (RC), C9-195 to C9-197 (UC): a FIRST or MIDDLE packet
+ * carries exactly one PMTU, a LAST or ONLY packet at most one. (That
+ * FIRST, MIDDLE and LAST packets are not empty is the parser's check.)
+ *
+ * Return: true when the length is valid.
+ */
+static inline bool srdma_req_len_ok(u32 flags, u32 paylen, u32 pmtu)
+{
+	if (flags & SRDMA_OPF_LAST)
+		return paylen <= pmtu;
+	return paylen == pmtu;
+}
+
 /* Where a request's PSN falls for the responder (IBTA 9.7.5.1.1). */
 enum srdma_psn_class {
 	SRDMA_PSN_EXPECTED,	/* the expected PSN: execute */

@@ -7,8 +7,9 @@
  *   1. length and headers   srdma_pkt_parse(): the BTH and the extended
  *                           headers of its opcode are present, the opcode
  *                           is known, TVer is 0, pad and length agree
- *   2. QP context           the destination QP exists, is of the
- *                           opcode's transport and may receive now
+ *   2. P_Key and QP         the P_Key is the port's; the destination QP
+ *                           exists, is of the opcode's transport and may
+ *                           receive now
  *   3. ICRC                 over the invariant fields (srdma_icrc.c),
  *                           unless the packet never left this host's
  *                           memory (srdma_net_loopback())
@@ -42,9 +43,6 @@ static bool srdma_rcv_qp_ok(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	default:
 		return false;
 	}
-	/* 9.6.1.3: the P_Key must match the QP's (the only one). */
-	if ((pkt->pkey & 0x7fff) != (IB_DEFAULT_PKEY_FULL & 0x7fff))
-		return false;
 	return true;
 }
 
@@ -78,6 +76,17 @@ void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb, bool local)
 	why = srdma_pkt_parse(skb, &pkt);
 	if (why != SRDMA_DROP_NONE) {
 		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_MALFORMED);
+		goto drop;
+	}
+	/*
+	 * 9.6.1.3: the P_Key must match the QP's. Every QP, QP1 and
+	 * multicast groups included, has the port's only P_Key, the
+	 * default, so the check needs no QP yet. The membership bit (15)
+	 * is not compared: the port's key is a full member's, which talks
+	 * to full and limited members alike.
+	 */
+	if ((pkt.pkey & 0x7fff) != (IB_DEFAULT_PKEY_FULL & 0x7fff)) {
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_PKEY);
 		goto drop;
 	}
 

@@ -189,6 +189,46 @@ static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 }
 
 /*
+ * Checks of a request that need its QP but no memory (IBTA 9.7.4.1.5,
+ * 9.7.4.1.6; for UC 9.8.2.2.3): the QP must take the operation (C9-83,
+ * C9-190), the payload must fit the opcode and the path MTU (C9-92,
+ * C9-195..C9-197), a READ may ask for at most 2^31 bytes (C9-94).
+ * Return: true when the request is valid; else RC NAKs it (invalid
+ * request), UC drops it (C9-191).
+ */
+static bool srdma_resp_req_valid(struct srdma_qp *qp,
+				 const struct srdma_pkt *pkt)
+{
+	u32 pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	int access = 0;
+
+	if (!srdma_req_len_ok(pkt->info->flags, pkt->paylen, pmtu)) {
+		srdma_qp_dbg(qp, "psn %#x: %u bytes of payload, path MTU %u\n",
+			     pkt->psn, pkt->paylen, pmtu);
+		return false;
+	}
+	switch (srdma_pkt_op(pkt)) {
+	case SRDMA_OPF_WRITE:
+		access = IB_ACCESS_REMOTE_WRITE;
+		break;
+	case SRDMA_OPF_READ:
+		if (pkt->reth.len > SRDMA_MAX_MSG_SIZE)
+			return false;
+		access = IB_ACCESS_REMOTE_READ;
+		break;
+	case SRDMA_OPF_ATOMIC:
+		access = IB_ACCESS_REMOTE_ATOMIC;
+		break;
+	}
+	if ((qp->attr.qp_access_flags & access) != access) {
+		srdma_qp_dbg(qp, "access %#x not granted (QP's %#x)\n",
+			     access, qp->attr.qp_access_flags);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Check the R_Key of a request over the whole range its extended header
  * names. Return: the MR, referenced, with *@mva the MR's address of @va;
  * NULL when @len is 0; ERR_PTR(-EACCES) when the access is refused.
@@ -199,12 +239,6 @@ static struct srdma_mr *srdma_resp_rkey_get(struct srdma_qp *qp, u32 rkey,
 {
 	struct srdma_mr *mr;
 
-	/* The QP must enable the access (its qp_access_flags). */
-	if ((qp->attr.qp_access_flags & access) != access) {
-		srdma_qp_dbg(qp, "access %#x not granted (QP's %#x)\n",
-			     access, qp->attr.qp_access_flags);
-		return ERR_PTR(-EACCES);
-	}
 	/*
 	 * C9-88: the R_Key of a zero-length RDMA READ or WRITE is not
 	 * validated, immediate data or not: no memory is touched, and
@@ -275,10 +309,19 @@ static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	if (last && srdma_pkt_is(pkt, SRDMA_OPF_INV) &&
 	    srdma_mr_invalidate(qp,
 				pkt->ieth_rkey) != IB_WC_SUCCESS) {
-		/* 9.9.2, C9-149.1: an R_Key it may not invalidate. */
+		/*
+		 * Class J (9.9.3.1.10, o9-162.2.1): an R_Key it may not
+		 * invalidate. The SEND executed and is acknowledged; its
+		 * receive WQE completes in error and the QP enters the
+		 * error state once the ACK is out. No NAK.
+		 */
 		srdma_resp_complete(qp, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV,
 				    NULL);
-		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+		resp->msn = srdma_psn_add(resp->msn, 1);
+		resp->epsn = srdma_psn_add(resp->epsn, 1);
+		srdma_resp_ack(qp, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID),
+			       pkt->psn);
+		resp->fatal = true;
 		return;
 	}
 	if (last) {
@@ -404,8 +447,7 @@ static void srdma_resp_read(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	struct srdma_rd_res *res;
 	u32 npkts;
 
-	if (pkt->reth.len > SRDMA_MAX_MSG_SIZE ||
-	    !srdma_resp_rkey_ok(qp, pkt->reth.rkey, pkt->reth.va,
+	if (!srdma_resp_rkey_ok(qp, pkt->reth.rkey, pkt->reth.va,
 				pkt->reth.len, IB_ACCESS_REMOTE_READ)) {
 		srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
 		return;
@@ -496,6 +538,7 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 		/* Re-executed from the PSN it names, with its own RETH. */
 		res = srdma_resp_find_res(qp, pkt->psn);
 		if (!res || res->type != SRDMA_RES_READ ||
+		    !srdma_resp_req_valid(qp, pkt) ||
 		    !srdma_resp_rkey_ok(qp, pkt->reth.rkey, pkt->reth.va,
 					pkt->reth.len, IB_ACCESS_REMOTE_READ))
 			return;
@@ -518,10 +561,13 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 		}
 		break;
 	default:
-		/* SEND/WRITE: acknowledge everything received so far. */
-		if (pkt->ackreq || srdma_pkt_is(pkt, SRDMA_OPF_LAST))
-			srdma_resp_ack(qp, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID),
-				       srdma_psn_add(qp->resp.epsn, -1));
+		/*
+		 * SEND/WRITE: not executed again; every duplicate packet is
+		 * answered (C9-102, C9-105) by an ACK of everything received
+		 * so far, which pending ACKs coalesce into one.
+		 */
+		srdma_resp_ack(qp, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID),
+			       srdma_psn_add(qp->resp.epsn, -1));
 		break;
 	}
 }
@@ -566,7 +612,10 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	resp->nak_psn_sent = false;
 
-	if (!srdma_resp_seq_ok(qp->resp.cur_op, pkt->info->flags)) {
+	if (!srdma_resp_seq_ok(qp->resp.cur_op, pkt->info->flags) ||
+	    !srdma_resp_req_valid(qp, pkt)) {
+		srdma_counter_inc(to_sdev(qp->ibqp.device),
+				  SRDMA_CNT_RX_INVALID_REQ);
 		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		return;
 	}
@@ -628,12 +677,25 @@ void srdma_uc_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	/* The placement code moves epsn on by one where it succeeds. */
 	resp->epsn = pkt->psn;
-	if (!srdma_resp_seq_ok(resp->cur_op, pkt->info->flags))
-		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_OUT_OF_WINDOW);
-	else if (srdma_pkt_op(pkt) == SRDMA_OPF_SEND)
+	if (!srdma_resp_seq_ok(resp->cur_op, pkt->info->flags)) {
+		/*
+		 * C9-188, C9-189: the message in progress is dropped; a
+		 * FIRST or ONLY packet starts a new one, others are dropped.
+		 */
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_INVALID_REQ);
+		srdma_uc_drop(qp);
+		if (!(pkt->info->flags & SRDMA_OPF_FIRST))
+			goto out;
+	}
+	if (!srdma_resp_req_valid(qp, pkt)) {
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_INVALID_REQ);
+		srdma_uc_drop(qp);
+	} else if (srdma_pkt_op(pkt) == SRDMA_OPF_SEND) {
 		srdma_resp_send(qp, pkt, skb);
-	else if (srdma_pkt_op(pkt) == SRDMA_OPF_WRITE)
+	} else if (srdma_pkt_op(pkt) == SRDMA_OPF_WRITE) {
 		srdma_resp_write(qp, pkt, skb);
+	}
+out:
 	resp->epsn = srdma_psn_add(pkt->psn, 1);
 }
 

@@ -14,9 +14,11 @@ static const struct rdma_stat_desc srdma_counter_descs[] = {
 	[SRDMA_CNT_RX_DROP_NO_QP].name = "rx_drop_no_qp",
 	[SRDMA_CNT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
 	[SRDMA_CNT_RX_DROP_OUT_OF_WINDOW].name = "rx_drop_out_of_window",
+	[SRDMA_CNT_RX_DROP_PKEY].name = "rx_drop_pkey",
 	[SRDMA_CNT_RX_DROP_QKEY].name = "rx_drop_qkey",
 	[SRDMA_CNT_RX_DROP_NO_RWQE].name = "rx_drop_no_recv_wqe",
 	[SRDMA_CNT_RX_DROP_TOO_LONG].name = "rx_drop_too_long",
+	[SRDMA_CNT_RX_INVALID_REQ].name = "rx_invalid_requests",
 	[SRDMA_CNT_TX_DROP_NO_ROUTE].name = "tx_drop_no_route",
 	[SRDMA_CNT_TX_DROP_NOMEM].name = "tx_drop_nomem",
 	[SRDMA_CNT_TX_DROP_XMIT].name = "tx_drop_xmit",
@@ -43,6 +45,24 @@ static_assert(ARRAY_SIZE(srdma_counter_descs) == SRDMA_CNT_MAX);
 void srdma_counter_add(struct srdma_dev *sdev, enum srdma_counter cnt, u64 n)
 {
 	this_cpu_add(sdev->counters->val[cnt], n);
+}
+
+/**
+ * srdma_counter_read() - Sum a counter over the CPUs
+ * @sdev: the device
+ * @cnt: which counter
+ *
+ * Context: any.
+ * Return: its value.
+ */
+u64 srdma_counter_read(struct srdma_dev *sdev, enum srdma_counter cnt)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(sdev->counters, cpu)->val[cnt];
+	return sum;
 }
 
 /**
@@ -74,14 +94,9 @@ int srdma_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index)
 {
 	struct srdma_dev *sdev = to_sdev(ibdev);
-	int cpu, i;
+	int i;
 
-	for (i = 0; i < SRDMA_CNT_MAX; i++) {
-		u64 sum = 0;
-
-		for_each_possible_cpu(cpu)
-			sum += per_cpu_ptr(sdev->counters, cpu)->val[i];
-		stats->value[i] = sum;
-	}
+	for (i = 0; i < SRDMA_CNT_MAX; i++)
+		stats->value[i] = srdma_counter_read(sdev, i);
 	return SRDMA_CNT_MAX;
 }

@@ -28,9 +28,16 @@ enum srdma_counter {
 	SRDMA_CNT_RX_DROP_NO_QP,	/* destination QP does not exist */
 	SRDMA_CNT_RX_DROP_QP_STATE,	/* QP cannot receive in its state */
 	SRDMA_CNT_RX_DROP_OUT_OF_WINDOW, /* PSN outside any valid window */
+	SRDMA_CNT_RX_DROP_PKEY,		/* P_Key differs from the port's */
 	SRDMA_CNT_RX_DROP_QKEY,		/* UD: Q_Key differs from the QP's */
 	SRDMA_CNT_RX_DROP_NO_RWQE,	/* UD, UC: no receive WQE posted */
 	SRDMA_CNT_RX_DROP_TOO_LONG,	/* UD: longer than the receive WQE */
+	/*
+	 * RC, UC: a request the QP does not take (access rights, length
+	 * against the path MTU, opcode sequence); RC NAKs it (invalid
+	 * request), UC drops it.
+	 */
+	SRDMA_CNT_RX_INVALID_REQ,
 	/* Transmit failures. */
 	SRDMA_CNT_TX_DROP_NO_ROUTE,
 	SRDMA_CNT_TX_DROP_NOMEM,
@@ -65,6 +72,7 @@ static inline void srdma_counter_inc(struct srdma_dev *sdev,
 	srdma_counter_add(sdev, cnt, 1);
 }
 
+u64 srdma_counter_read(struct srdma_dev *sdev, enum srdma_counter cnt);
 struct rdma_hw_stats *srdma_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port);
 int srdma_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,

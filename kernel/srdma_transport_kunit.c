@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * KUnit suites of the RC transport's decisions (SRDMA_KUNIT=y, see Kbuild):
- * the responder's opcode sequence check (IBTA 9.7.5.1.3, Table 45), PSN
+ * the responder's opcode sequence check (IBTA 9.7.5.1.3, Table 45), its
+ * payload length check against the path MTU (C9-92), PSN
  * classification (duplicate, expected, ahead: 9.7.5.1.1), the completion
  * status of each NAK error class (9.9.2), the AETH syndromes the responder
  * sends, the requester's congestion window, and which request packets ask
@@ -63,6 +64,52 @@ static void srdma_resp_seq_test(struct kunit *test)
 			c->after_send);
 	KUNIT_EXPECT_EQ(test, srdma_resp_seq_ok(SRDMA_RESP_WRITE, info->flags),
 			c->after_write);
+}
+
+/* --- Request payload against the path MTU (C9-92, C9-195..C9-197) --- */
+
+struct srdma_len_case {
+	const char *name;
+	u8 opcode;
+	u32 paylen;
+	bool want;
+};
+
+static const struct srdma_len_case srdma_len_cases[] = {
+	{ "SEND FIRST, PMTU",		SRDMA_OP_RC_SEND_FIRST, 1024, true },
+	{ "SEND FIRST, PMTU - 4",	SRDMA_OP_RC_SEND_FIRST, 1020, false },
+	{ "SEND FIRST, PMTU + 4",	SRDMA_OP_RC_SEND_FIRST, 1028, false },
+	{ "WRITE MIDDLE, PMTU",		SRDMA_OP_RC_WRITE_MIDDLE, 1024, true },
+	{ "WRITE MIDDLE, 256",		SRDMA_OP_RC_WRITE_MIDDLE, 256, false },
+	{ "SEND LAST, 1",		SRDMA_OP_RC_SEND_LAST, 1, true },
+	{ "SEND LAST, PMTU",		SRDMA_OP_RC_SEND_LAST_IMM, 1024, true },
+	{ "WRITE LAST, PMTU + 1",	SRDMA_OP_RC_WRITE_LAST, 1025, false },
+	{ "SEND ONLY, 0",		SRDMA_OP_RC_SEND_ONLY, 0, true },
+	{ "SEND ONLY, PMTU",		SRDMA_OP_RC_SEND_ONLY_INV, 1024, true },
+	{ "WRITE ONLY, PMTU + 4",	SRDMA_OP_RC_WRITE_ONLY_IMM, 1028, false },
+	{ "READ request",		SRDMA_OP_RC_READ_REQ, 0, true },
+	{ "FETCH ADD",			SRDMA_OP_RC_FETCH_ADD, 0, true },
+	{ "UC WRITE FIRST, 512",	SRDMA_OP_UC_WRITE_FIRST, 512, false },
+	{ "UC SEND MIDDLE, PMTU",	SRDMA_OP_UC_SEND_MIDDLE, 1024, true },
+	{ "UC SEND ONLY, PMTU + 1",	SRDMA_OP_UC_SEND_ONLY, 1025, false },
+};
+
+static void srdma_len_case_desc(const struct srdma_len_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(srdma_len, srdma_len_cases, srdma_len_case_desc);
+
+/* With a path MTU of 1024 bytes. */
+static void srdma_req_len_test(struct kunit *test)
+{
+	const struct srdma_len_case *c = test->param_value;
+	const struct srdma_opcode_info *info = srdma_opcode(c->opcode);
+
+	KUNIT_ASSERT_NOT_NULL(test, info);
+	KUNIT_EXPECT_EQ(test, srdma_req_len_ok(info->flags, c->paylen, 1024),
+			c->want);
 }
 
 /* --- PSN classification, across the 24-bit wrap --- */
@@ -264,6 +311,7 @@ static void srdma_ackreq_test(struct kunit *test)
 
 static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE_PARAM(srdma_resp_seq_test, srdma_seq_gen_params),
+	KUNIT_CASE_PARAM(srdma_req_len_test, srdma_len_gen_params),
 	KUNIT_CASE_PARAM(srdma_psn_classify_test, srdma_class_gen_params),
 	KUNIT_CASE(srdma_nak_test),
 	KUNIT_CASE(srdma_cwnd_test),

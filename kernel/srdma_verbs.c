@@ -145,8 +145,11 @@ int srdma_query_port(struct ib_device *ibdev, u32 port,
 	attr->gid_tbl_len = SRDMA_GID_TBL_LEN;
 	attr->port_cap_flags = 0;
 	attr->max_msg_sz = 1U << 31;
-	attr->bad_pkey_cntr = 0;
-	attr->qkey_viol_cntr = 0;
+	/* PortInfo's P_Key and Q_Key violation counters stop at 0xFFFF. */
+	attr->bad_pkey_cntr = min_t(u64, U16_MAX,
+				    srdma_counter_read(sdev, SRDMA_CNT_RX_DROP_PKEY));
+	attr->qkey_viol_cntr = min_t(u64, U16_MAX,
+				     srdma_counter_read(sdev, SRDMA_CNT_RX_DROP_QKEY));
 	attr->pkey_tbl_len = SRDMA_MAX_PKEYS;
 	attr->lid = 0;
 	attr->sm_lid = 0;

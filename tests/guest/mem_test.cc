@@ -216,6 +216,43 @@ TEST_F(MemTest, Type2SendWithInvalidateThenLocalInvalidate) {
   ibv_dealloc_mw(mw);
 }
 
+// IBTA 9.9.3.1.10 (class J): a SEND with Invalidate naming a key the
+// responder may not invalidate (here a memory region's, which only its
+// owner may invalidate) is executed and acknowledged: the sender's WQE
+// succeeds. The receive WQE completes in error and B's QP enters the
+// error state; no NAK is sent.
+TEST_F(MemTest, SendWithInvalidateOfAKeyItMayNotInvalidate) {
+  ibv_sge rs = {(uintptr_t)b.buf.data(), 64, b.mr->lkey};
+  ibv_recv_wr rwr = {}, *rbad;
+  rwr.wr_id = 5;
+  rwr.sg_list = &rs;
+  rwr.num_sge = 1;
+  ASSERT_EQ(ibv_post_recv(b.qp, &rwr, &rbad), 0);
+  rwr.wr_id = 6;
+  ASSERT_EQ(ibv_post_recv(b.qp, &rwr, &rbad), 0);
+  ibv_sge ss = {(uintptr_t)a.buf.data(), 16, a.mr->lkey};
+  ibv_send_wr swr = {};
+  swr.opcode = IBV_WR_SEND_WITH_INV;
+  swr.sg_list = &ss;
+  swr.num_sge = 1;
+  swr.invalidate_rkey = b.mr->rkey;
+  auto wc = Do(a, swr);
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+  auto rw = Poll(b.cq, 2);
+  ASSERT_EQ(rw.size(), 2u);
+  EXPECT_EQ(rw[0].wr_id, 5u);
+  EXPECT_EQ(rw[0].status, IBV_WC_REM_INV_REQ_ERR) << ibv_wc_status_str(rw[0].status);
+  EXPECT_EQ(rw[1].wr_id, 6u);
+  EXPECT_EQ(rw[1].status, IBV_WC_WR_FLUSH_ERR);
+  ibv_qp_attr attr = {};
+  ibv_qp_init_attr init = {};
+  ASSERT_EQ(ibv_query_qp(b.qp, &attr, IBV_QP_STATE, &init), 0);
+  EXPECT_EQ(attr.qp_state, IBV_QPS_ERR);
+  // A was sent no NAK: its QP is still in RTS.
+  ASSERT_EQ(ibv_query_qp(a.qp, &attr, IBV_QP_STATE, &init), 0);
+  EXPECT_EQ(attr.qp_state, IBV_QPS_RTS) << "A was sent a NAK";
+}
+
 // ibv_wr_bind_mw() and ibv_wr_local_inv(). A window given local write
 // along with its remote rights binds: local write is no right of a window
 // and is ignored, as rdma_rxe and the hardware providers do.

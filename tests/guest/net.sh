@@ -244,6 +244,17 @@ send 127.0.0.1 "$ns"
 check "datagrams to addresses without a device: rx_drop_no_device" \
 	wait_for 3 sh -c "[ \$(cat /sys/class/infiniband/srdma_b/ports/1/hw_counters/rx_drop_no_device) -ge $((nodev + 2)) ]"
 check "and not rx_packets" same srdma_b rx_packets "$pk"
+# RoCEv2 with a P_Key other than the port's (0x1234): a UD SEND to QP1
+# (BTH, DETH, ICRC), dropped before its QP is looked up (IBTA 9.6.1.3).
+pkd=$(cnt srdma_b rx_drop_pkey)
+pkt='\x64\x00\x12\x34\x00\x00\x00\x01\x00\x00\x00\x00'
+pkt+='\x80\x01\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00'
+printf '%b' "$pkt" >"$resdir/net-pkey.bin"
+bash -c "cat '$resdir/net-pkey.bin' >/dev/udp/10.91.0.2/4791"
+check "a packet with another P_Key counts in rx_drop_pkey" \
+	wait_for 3 grew srdma_b rx_drop_pkey "$pkd"
+check "and in ibv_query_port()'s bad_pkey_cntr" sh -c \
+	"ibv_devinfo -v -d srdma_b | grep -Eq 'bad_pkey_cntr:[[:space:]]+0x[1-9a-f]'"
 check "RC pingpong between two QPs of srdma_b (through lo), IPv4" \
 	pingpong srdma_b self 4
 check "the same over IPv6" pingpong srdma_b self 6

@@ -387,6 +387,89 @@ TEST_F(RcTest, OutOfRangeWriteIsRemoteAccessError) {
   EXPECT_EQ(sw[0].status, IBV_WC_REM_ACCESS_ERR);
 }
 
+// IBTA C9-83: a request of a kind the responder's QP does not take (its
+// qp_access_flags lack the right) is NAKed as an invalid request, not as
+// a remote access error: the R_Key is fine. rdma_rxe does the same.
+TEST_F(RcTest, RequestTheQpDoesNotTakeIsInvalidRequest) {
+  const bool b_counts = Env("SRDMA_KIND_B", "softrdma") == "softrdma";
+  const struct {
+    ibv_wr_opcode op;
+    int right;
+    const char* name;
+  } kOps[] = {
+      {IBV_WR_RDMA_WRITE, IBV_ACCESS_REMOTE_WRITE, "WRITE"},
+      {IBV_WR_RDMA_READ, IBV_ACCESS_REMOTE_READ, "READ"},
+      {IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_ACCESS_REMOTE_ATOMIC, "fetch and add"},
+  };
+  for (const auto& k : kOps) {
+    SCOPED_TRACE(k.name);
+    End a, b;
+    ASSERT_TRUE(MakeEnd(a_dev_, &a, 4096));
+    ASSERT_TRUE(MakeEnd(b_dev_, &b, 4096));
+    ASSERT_EQ(Connect(&a, &b, mtu_, {}), 0);
+    ASSERT_EQ(Connect(&b, &a, mtu_, {}), 0);
+    ibv_qp_attr attr = {};
+    attr.qp_access_flags = kAccess & ~k.right;
+    ASSERT_EQ(ibv_modify_qp(b.qp, &attr, IBV_QP_ACCESS_FLAGS), 0);
+    const long before = b_counts ? ReadCounter(b_dev_->ctx, "rx_invalid_requests") : 0;
+    ASSERT_GE(before, 0) << "no rx_invalid_requests counter";
+    std::memset(b.buf.data(), 0x5a, 64);
+    ibv_sge sge = {(uintptr_t)a.buf.data(), 8, a.mr->lkey};
+    ibv_send_wr wr = {}, *bad;
+    wr.wr_id = 1;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = k.op;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    if (k.op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+      wr.wr.atomic.remote_addr = (uintptr_t)b.buf.data();
+      wr.wr.atomic.rkey = b.mr->rkey;
+      wr.wr.atomic.compare_add = 1;
+    } else {
+      wr.wr.rdma.remote_addr = (uintptr_t)b.buf.data();
+      wr.wr.rdma.rkey = b.mr->rkey;
+    }
+    ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+    auto sw = Poll(a.cq, 1);
+    ASSERT_EQ(sw.size(), 1u);
+    EXPECT_EQ(sw[0].status, IBV_WC_REM_INV_REQ_ERR) << ibv_wc_status_str(sw[0].status);
+    // Nothing was placed or changed.
+    EXPECT_EQ(b.buf[0], 0x5a);
+    EXPECT_EQ(b.buf[7], 0x5a);
+    if (b_counts) {
+      EXPECT_EQ(ReadCounter(b_dev_->ctx, "rx_invalid_requests"), before + 1);
+    }
+  }
+}
+
+// IBTA C9-92, C9-93: a packet longer than the responder's path MTU (or a
+// FIRST or MIDDLE packet of another size) is an invalid request. Here the
+// requester's path MTU is larger than the responder's, a misconfiguration
+// the responder must catch rather than place packets it never expects.
+TEST_F(RcTest, PacketsLargerThanThePathMtuAreInvalidRequests) {
+  if (Env("SRDMA_KIND_B", "softrdma") != "softrdma")
+    GTEST_SKIP() << "rdma_rxe of 6.1 does not check lengths against the MTU";
+  if (mtu_ < IBV_MTU_1024) GTEST_SKIP() << "path MTU below 1024";
+  for (bool write : {false, true}) {
+    SCOPED_TRACE(write ? "WRITE" : "SEND");
+    End a, b;
+    ASSERT_TRUE(MakeEnd(a_dev_, &a, 8192));
+    ASSERT_TRUE(MakeEnd(b_dev_, &b, 8192));
+    ASSERT_EQ(Connect(&a, &b, IBV_MTU_1024, {}), 0);
+    ASSERT_EQ(Connect(&b, &a, IBV_MTU_256, {}), 0);
+    const long before = ReadCounter(b_dev_->ctx, "rx_invalid_requests");
+    ASSERT_GE(before, 0) << "no rx_invalid_requests counter";
+    ASSERT_EQ(PostRecv(b, 0, 4096, 7), 0);
+    ASSERT_EQ(PostSend(a, write ? IBV_WR_RDMA_WRITE : IBV_WR_SEND, 0, 1000, 1,
+                       (uintptr_t)b.buf.data(), b.mr->rkey),
+              0);
+    auto sw = Poll(a.cq, 1);
+    ASSERT_EQ(sw.size(), 1u);
+    EXPECT_EQ(sw[0].status, IBV_WC_REM_INV_REQ_ERR) << ibv_wc_status_str(sw[0].status);
+    EXPECT_EQ(ReadCounter(b_dev_->ctx, "rx_invalid_requests"), before + 1);
+  }
+}
+
 TEST_F(RcTest, RnrRetryExceeded) {
   ConnOpts o;
   o.rnr_retry = 0;
