@@ -91,6 +91,25 @@ class MemTest : public ::testing::Test {
     wr.bind_mw.bind_info.mw_access_flags = access;
     return Do(b, wr);
   }
+  // A receive of 64 bytes at the start of B's buffer.
+  int PostRecvB(uint64_t id) {
+    ibv_sge sge = {(uintptr_t)b.buf.data(), 64, b.mr->lkey};
+    ibv_recv_wr wr = {}, *bad;
+    wr.wr_id = id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    return ibv_post_recv(b.qp, &wr, &bad);
+  }
+  // A SEND with Invalidate of @rkey, 16 bytes from A; its completion.
+  ibv_wc SendWithInv(uint32_t rkey) {
+    ibv_sge sge = {(uintptr_t)a.buf.data(), 16, a.mr->lkey};
+    ibv_send_wr wr = {};
+    wr.opcode = IBV_WR_SEND_WITH_INV;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.invalidate_rkey = rkey;
+    return Do(a, wr);
+  }
   uint64_t WinAddr(size_t off) const { return (uintptr_t)win_buf.data() + off; }
 
   static Dev* a_;
@@ -181,19 +200,8 @@ TEST_F(MemTest, Type2SendWithInvalidateThenLocalInvalidate) {
   ASSERT_EQ(BindType2(mw, rkey, WinAddr(0), 4096, IBV_ACCESS_REMOTE_READ).status,
             IBV_WC_SUCCESS);
   // SEND with invalidate names the window (IBTA 10.6.7.2.3).
-  ibv_sge rs = {(uintptr_t)b.buf.data(), 64, b.mr->lkey};
-  ibv_recv_wr rwr = {}, *rbad;
-  rwr.wr_id = 5;
-  rwr.sg_list = &rs;
-  rwr.num_sge = 1;
-  ASSERT_EQ(ibv_post_recv(b.qp, &rwr, &rbad), 0);
-  ibv_sge ss = {(uintptr_t)a.buf.data(), 16, a.mr->lkey};
-  ibv_send_wr swr = {};
-  swr.opcode = IBV_WR_SEND_WITH_INV;
-  swr.sg_list = &ss;
-  swr.num_sge = 1;
-  swr.invalidate_rkey = rkey;
-  ASSERT_EQ(Do(a, swr).status, IBV_WC_SUCCESS);
+  ASSERT_EQ(PostRecvB(5), 0);
+  ASSERT_EQ(SendWithInv(rkey).status, IBV_WC_SUCCESS);
   auto rw = Poll(b.cq, 1);
   ASSERT_EQ(rw.size(), 1u);
   EXPECT_EQ(rw[0].status, IBV_WC_SUCCESS);
@@ -222,21 +230,9 @@ TEST_F(MemTest, Type2SendWithInvalidateThenLocalInvalidate) {
 // succeeds. The receive WQE completes in error and B's QP enters the
 // error state; no NAK is sent.
 TEST_F(MemTest, SendWithInvalidateOfAKeyItMayNotInvalidate) {
-  ibv_sge rs = {(uintptr_t)b.buf.data(), 64, b.mr->lkey};
-  ibv_recv_wr rwr = {}, *rbad;
-  rwr.wr_id = 5;
-  rwr.sg_list = &rs;
-  rwr.num_sge = 1;
-  ASSERT_EQ(ibv_post_recv(b.qp, &rwr, &rbad), 0);
-  rwr.wr_id = 6;
-  ASSERT_EQ(ibv_post_recv(b.qp, &rwr, &rbad), 0);
-  ibv_sge ss = {(uintptr_t)a.buf.data(), 16, a.mr->lkey};
-  ibv_send_wr swr = {};
-  swr.opcode = IBV_WR_SEND_WITH_INV;
-  swr.sg_list = &ss;
-  swr.num_sge = 1;
-  swr.invalidate_rkey = b.mr->rkey;
-  auto wc = Do(a, swr);
+  ASSERT_EQ(PostRecvB(5), 0);
+  ASSERT_EQ(PostRecvB(6), 0);
+  auto wc = SendWithInv(b.mr->rkey);
   EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
   auto rw = Poll(b.cq, 2);
   ASSERT_EQ(rw.size(), 2u);

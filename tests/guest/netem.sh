@@ -25,7 +25,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/guest/lib.sh
 
 export SRDMA_LARGE_BYTES=${SRDMA_LARGE_BYTES:-4194304}
-filter='*-*RemoteAccessError*:*ReceiveTooSmall*:*RnrRetryExceeded*:*RetryExceeded*:*PeerGone*:*RnrRetryTest*:*UnsignaledTail*:*ResponsesAcknowledge*'
+filter='*-*RemoteAccessError*:*InvalidRequest*:*ReceiveTooSmall*:*RnrRetryExceeded*:*RetryExceeded*:*PeerGone*:*RnrRetryTest*:*UnsignaledTail*:*ResponsesAcknowledge*'
 for netem in "loss 1%" "loss 10%" "delay 1ms reorder 25% 50%" "duplicate 5%" \
 	"corrupt 1%"; do
 	start=$(date +%s)
