@@ -11,9 +11,8 @@
  *   retrans  armed while request packets are unacknowledged; re-armed on
  *            progress; on expiry retries or ends with RETRY_EXC_ERR
  *   rnr      armed by an RNR NAK for the time it carries, and for a tick
- *            by the requester when a packet could not be allocated with
- *            nothing in flight (srdma_req_tx()); on expiry the requester
- *            resumes
+ *            by the requester when a packet could not be allocated
+ *            (srdma_req_tx()); on expiry the requester resumes
  *
  * Every function here runs with qp->lock held unless it says otherwise.
  */
@@ -172,10 +171,12 @@ static void srdma_comp_progress(struct srdma_qp *qp)
 	 */
 	if (srdma_psn_diff(qp->req.una, qp->req.psn) > 0)
 		qp->req.need_retry = true;
-	if (qp->req.una == qp->req.max_psn)
+	if (qp->req.una == qp->req.max_psn) {
 		del_timer(&qp->retrans_timer);
-	else
+		qp->req.rto_armed = false;
+	} else {
 		srdma_comp_arm_timer(qp);
+	}
 }
 
 /**
@@ -192,6 +193,7 @@ void srdma_comp_arm_timer(struct srdma_qp *qp)
 		return;
 	mod_timer(&qp->retrans_timer,
 		  jiffies + nsecs_to_jiffies(srdma_ack_timeout_ns(qp->attr.timeout)));
+	qp->req.rto_armed = true;
 }
 
 /*
@@ -452,13 +454,18 @@ void srdma_comp_timeout(struct timer_list *t)
 
 	spin_lock_bh(&qp->lock);
 	/*
-	 * Destroy has begun: the QP stays as it is until it is gone. A
-	 * timer pending again was re-armed by progress made while this
-	 * expiry waited for the lock: no timeout.
+	 * A timer pending again was re-armed (progress, a go-back, an RNR
+	 * NAK) while this expiry waited for the lock: no timeout. Until
+	 * then, rto_armed kept srdma_qp_pass() from arming it anew.
 	 */
+	if (timer_pending(&qp->retrans_timer)) {
+		spin_unlock_bh(&qp->lock);
+		return;
+	}
+	qp->req.rto_armed = false;
+	/* Destroy has begun: the QP stays as it is until it is gone. */
 	if (!qp->dead && qp->state == IB_QPS_RTS &&
-	    qp->req.una != qp->req.max_psn && !qp->req.rnr_wait &&
-	    !timer_pending(&qp->retrans_timer)) {
+	    qp->req.una != qp->req.max_psn && !qp->req.rnr_wait) {
 		srdma_counter_inc(to_sdev(qp->ibqp.device),
 				  SRDMA_CNT_ACK_TIMEOUTS);
 		qp->req.gap_pending = false;

@@ -238,6 +238,8 @@ struct srdma_rd_res {
  * @gap_pending: a go-back-N for a gap in the responses was asked for at
  *	@gap_una and una has not moved since
  * @gap_una: una when it was asked for
+ * @rto_armed: the local ACK timer was armed and its expiry, if any, is not
+ *	handled yet (srdma_comp_timeout() tells a re-arm from a stale expiry)
  */
 struct srdma_req {
 	u32 fetch;
@@ -259,6 +261,7 @@ struct srdma_req {
 	bool tx_dropped;
 	bool gap_pending;
 	u32 gap_una;
+	bool rto_armed;
 };
 
 /**

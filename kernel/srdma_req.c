@@ -708,11 +708,14 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		if (!skb) {
 			if (bad)
 				srdma_qp_fatal(qp, req->cur, IB_WC_LOC_PROT_ERR);
-			else if (req->una == req->max_psn)
+			else
 				/*
-				 * No memory, and no ACK or local ACK timeout
-				 * to come and run the requester again: the
-				 * resume timer does, a tick later.
+				 * No memory. An ACK may never come (nothing
+				 * in flight, or a resend after a NAK that is
+				 * not repeated), and a local ACK timeout
+				 * would cost a retry: the resume timer runs
+				 * the requester again a tick later (never
+				 * during an RNR wait, which returned above).
 				 */
 				mod_timer(&qp->rnr_timer, jiffies + 1);
 			return false;

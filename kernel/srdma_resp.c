@@ -681,8 +681,9 @@ void srdma_uc_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		/*
 		 * C9-188, C9-189: the message in progress is dropped; a
 		 * FIRST or ONLY packet starts a new one, others are dropped.
+		 * Mostly the rest of a message a loss cut: counted with it.
 		 */
-		srdma_counter_inc(sdev, SRDMA_CNT_RX_INVALID_REQ);
+		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_OUT_OF_WINDOW);
 		srdma_uc_drop(qp);
 		if (!(pkt->info->flags & SRDMA_OPF_FIRST))
 			goto out;
@@ -826,6 +827,19 @@ static struct sk_buff *srdma_resp_atomic_packet(struct srdma_qp *qp,
 }
 
 /*
+ * Once the responder has failed, the responses of the READs and atomics
+ * before the failed request still go, ahead of its NAK (or, class J, its
+ * ACK): requests before an error are executed and completed (C9-87,
+ * C9-90). Nothing after it is.
+ */
+static bool srdma_resp_res_may_send(const struct srdma_resp *resp,
+				    const struct srdma_rd_res *res)
+{
+	return srdma_res_pending(res) &&
+	       (!resp->fatal || srdma_psn_diff(res->next_psn, resp->ack_psn) < 0);
+}
+
+/*
  * Send the responses of the responder resources, oldest first, from the
  * oldest that may have any (resp.res_first) to the newest. Return: true
  * when one is left for another pass; resp.res_busy is cleared once none
@@ -844,7 +858,7 @@ static bool srdma_resp_tx_res(struct srdma_qp *qp, struct sk_buff_head *q,
 		if (slot == resp->nres)
 			slot = 0;
 		res = &resp->res[slot];
-		while (srdma_res_pending(res) && *budget > 0 && !resp->fatal) {
+		while (srdma_resp_res_may_send(resp, res) && *budget > 0) {
 			skb = res->type == SRDMA_RES_READ ?
 			      srdma_resp_read_packet(qp, res) :
 			      srdma_resp_atomic_packet(qp, res);
@@ -853,7 +867,7 @@ static bool srdma_resp_tx_res(struct srdma_qp *qp, struct sk_buff_head *q,
 			__skb_queue_tail(q, skb);
 			(*budget)--;
 		}
-		if (srdma_res_pending(res) && !resp->fatal) {
+		if (srdma_resp_res_may_send(resp, res)) {
 			resp->res_first = slot;
 			return true;
 		}

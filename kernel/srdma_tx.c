@@ -139,8 +139,7 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 	more |= srdma_req_tx(qp, q, &budget);
 	if (qp->req.probe)
 		srdma_req_probe(qp, q);
-	if (qp->req.una != qp->req.max_psn &&
-	    !timer_pending(&qp->retrans_timer))
+	if (qp->req.una != qp->req.max_psn && !qp->req.rto_armed)
 		srdma_comp_arm_timer(qp);
 	srdma_req_arm_probe(qp);
 	if (srdma_qp_update_polling(qp, more || srdma_req_expects(qp)))
