@@ -9,8 +9,8 @@
 #     veth0 10.80.0.1 ======================== veth1 10.80.0.2; its QPs are
 #           fd80::1                                  fd80::2  the fuzzer's own
 #
-# SRDMA_FUZZ_PACKETS packets (default 1000000; tests/run uses 200000 on
-# every kernel), three quarters over IPv4 and a quarter over IPv6,
+# SRDMA_FUZZ_PACKETS packets (default 1000000; tests/run uses 200000, and
+# 100000 on the test kernel), three quarters over IPv4 and a quarter over IPv6,
 # seed SRDMA_FUZZ_SEED. Afterwards a second device
 # dev_ok on veth0 runs ibv_rc_pingpong and ibv_ud_pingpong against dev_fz,
 # the drops the target counted are printed, and the kernel must have
