@@ -16,12 +16,14 @@
 #include <infiniband/verbs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -154,18 +156,33 @@ TEST_F(ScaleTest, ManyConnectedQps) {
     init.cap.max_recv_sge = 1;
     return ibv_create_qp(d->pd, &init);
   };
-  // Connect with End's helper: it only needs qp, dev and psn.
+  // Each device's half is made, connected and destroyed by a thread of its
+  // own, so that the two halves run on both CPUs: a QP is connected only
+  // once both ends exist, since RTR names the peer's QPN. Connect() only
+  // reads the peer's qp_num and psn.
   std::vector<End> as(n), bs(n);
-  long made = 0;
-  for (; made < n; made++) {
-    as[made].dev = a_;
-    bs[made].dev = b_;
-    as[made].qp = make(a_, acq);
-    bs[made].qp = make(b_, bcq);
-    if (!as[made].qp || !bs[made].qp) break;
+  auto both = [](auto&& fa, auto&& fb) {
+    std::thread t(fb);
+    fa();
+    t.join();
+  };
+  long made_a = 0, made_b = 0;
+  auto create = [&](std::vector<End>* v, Dev* d, ibv_cq* cq, long* made) {
+    for (long i = 0; i < n; i++, (*made)++) {
+      (*v)[i].dev = d;
+      (*v)[i].qp = make(d, cq);
+      if (!(*v)[i].qp) break;
+    }
+  };
+  both([&] { create(&as, a_, acq, &made_a); }, [&] { create(&bs, b_, bcq, &made_b); });
+  long conn_a = 0, conn_b = 0;
+  auto connect = [&](std::vector<End>* v, std::vector<End>* peer, long* conn) {
     ConnOpts o;
-    if (Connect(&as[made], &bs[made], mtu_, o) || Connect(&bs[made], &as[made], mtu_, o)) break;
-  }
+    for (long i = 0; i < std::min(made_a, made_b); i++, (*conn)++)
+      if (Connect(&(*v)[i], &(*peer)[i], mtu_, o)) break;
+  };
+  both([&] { connect(&as, &bs, &conn_a); }, [&] { connect(&bs, &as, &conn_b); });
+  long made = std::min(conn_a, conn_b);
   long avail1 = MemInfo("MemAvailable");
   std::printf("many QPs: %ld connected pairs (%ld QPs); %.1f KiB per QP (both ends' kernel "
               "and mapped memory, by MemAvailable)\n",
@@ -198,11 +215,13 @@ TEST_F(ScaleTest, ManyConnectedQps) {
   EXPECT_EQ(rw.size(), size_t(sent));
   for (auto& c : sw) EXPECT_EQ(c.status, IBV_WC_SUCCESS);
 
-  for (long i = 0; i < n; i++) {
-    if (as[i].qp) ibv_destroy_qp(as[i].qp);
-    if (bs[i].qp) ibv_destroy_qp(bs[i].qp);
-    as[i].qp = bs[i].qp = nullptr;
-  }
+  auto destroy = [](std::vector<End>* v) {
+    for (auto& e : *v) {
+      if (e.qp) ibv_destroy_qp(e.qp);
+      e.qp = nullptr;
+    }
+  };
+  both([&] { destroy(&as); }, [&] { destroy(&bs); });
   ibv_dereg_mr(amr);
   ibv_dereg_mr(bmr);
   ibv_destroy_cq(acq);
