@@ -359,6 +359,16 @@ static void srdma_comp_atomic_ack(struct srdma_qp *qp,
 	srdma_comp_progress(qp);
 }
 
+/*
+ * Whether a NAK or RNR NAK names the PSN the requester waits for. One of a
+ * PSN never sent, una included when nothing is outstanding, is a ghost,
+ * dropped (C9-136): a peer's stray NAK must not end an idle QP.
+ */
+static bool srdma_comp_nak_at_una(const struct srdma_req *req, u32 psn)
+{
+	return psn == req->una && srdma_psn_diff(psn, req->max_psn) < 0;
+}
+
 static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 {
 	struct srdma_req *req = &qp->req;
@@ -372,7 +382,7 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 		/* 9.7.5.2.8: the NAKed PSN and later are retried later. */
 		srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_RX_RNR_NAKS);
 		srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
-		if (pkt->psn != req->una)
+		if (!srdma_comp_nak_at_una(req, pkt->psn))
 			break;
 		if (!req->rnr_retry) {
 			srdma_qp_fatal(qp, qp->sq.ring.own,
@@ -390,7 +400,7 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 		break;
 	case SRDMA_SYN_NAK:
 		srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
-		if (pkt->psn != req->una)
+		if (!srdma_comp_nak_at_una(req, pkt->psn))
 			break;
 		if (srdma_syn_value(syn) == SRDMA_NAK_PSN_SEQ) {
 			/* 9.7.5.2.1: resend from the NAKed PSN. */

@@ -554,6 +554,13 @@ static inline u64 srdma_ack_timeout_ns(u8 timeout)
  * @SRDMA_DROP_BAD_PAD: PadCnt larger than the payload, or not 0 on a packet
  *	that does not end a message with payload (9.2.5)
  * @SRDMA_DROP_BAD_AETH: reserved AETH syndrome or NAK code (C9-120, C9-135)
+ * @SRDMA_DROP_INVALID_REQ: not a drop by itself: an RC request with a
+ *	reserved or unsupported opcode (C9-84), pad on a FIRST or MIDDLE
+ *	packet (C9-85), or a payload its opcode does not allow (C9-92). Once
+ *	the packet passes the checks that need a QP and its ICRC, the
+ *	responder answers it with NAK invalid request (C9-93); until then it
+ *	is dropped like the others. Only the BTH fields of the packet are
+ *	valid, and @info may be NULL.
  * @SRDMA_DROP_BAD_ICRC: ICRC mismatch (Annex A17.3.3); not set by
  *	srdma_pkt_parse(), for the receive path to count srdma_icrc_verify()
  * @SRDMA_DROP_MAX: number of reasons
@@ -567,6 +574,7 @@ enum srdma_drop {
 	SRDMA_DROP_TRUNCATED,
 	SRDMA_DROP_BAD_PAD,
 	SRDMA_DROP_BAD_AETH,
+	SRDMA_DROP_INVALID_REQ,
 	SRDMA_DROP_BAD_ICRC,
 	SRDMA_DROP_MAX,
 };
@@ -607,6 +615,7 @@ enum srdma_drop {
  */
 struct srdma_pkt {
 	const struct srdma_opcode_info *info;
+	bool invalid_req;
 	u8 opcode;
 	u8 pad;
 	bool se;

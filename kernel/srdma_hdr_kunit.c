@@ -333,8 +333,12 @@ static const struct srdma_bad_case srdma_bad_cases[] = {
 	{ "TVer 15, reserved opcode", 0x15, 15, 0, -1, 0, 0,
 	  SRDMA_DROP_BAD_TVER },
 	/* 3. opcode */
-	{ "RC reserved 0x15", 0x15, 0, 0, -1, 0, 0, SRDMA_DROP_BAD_OPCODE },
-	{ "RC reserved 0x1f", 0x1f, 0, 0, -1, 0, 0, SRDMA_DROP_BAD_OPCODE },
+	{ "RC reserved 0x15", 0x15, 0, 0, -1, 0, 0, SRDMA_DROP_INVALID_REQ },
+	{ "RC reserved 0x1f", 0x1f, 0, 0, -1, 0, 0, SRDMA_DROP_INVALID_REQ },
+	{ "RC reserved 0x18, 8 bytes", 0x18, 0, 8, -1, 0, 0,
+	  SRDMA_DROP_INVALID_REQ },
+	{ "RC reserved, length not a multiple of 4", 0x1f, 0, 3, -1, 0, 0,
+	  SRDMA_DROP_BAD_LENGTH },
 	{ "UC READ request", 0x2c, 0, 0, -1, 0, 0, SRDMA_DROP_BAD_OPCODE },
 	{ "UC ACKNOWLEDGE", 0x31, 0, 0, -1, 0, 0, SRDMA_DROP_BAD_OPCODE },
 	{ "RD SEND_ONLY", 0x44, 0, 0, -1, 0, 0, SRDMA_DROP_BAD_OPCODE },
@@ -360,27 +364,33 @@ static const struct srdma_bad_case srdma_bad_cases[] = {
 	{ "payload on ACK", SRDMA_OP_RC_ACK, 0, 4, -1, 0, 0,
 	  SRDMA_DROP_BAD_LENGTH },
 	{ "payload on READ request", SRDMA_OP_RC_READ_REQ, 0, 8, -1, 0, 0,
-	  SRDMA_DROP_BAD_LENGTH },
+	  SRDMA_DROP_INVALID_REQ },
 	{ "payload on FETCH_ADD", SRDMA_OP_RC_FETCH_ADD, 0, 4, -1, 0, 0,
-	  SRDMA_DROP_BAD_LENGTH },
+	  SRDMA_DROP_INVALID_REQ },
 	{ "empty SEND_FIRST", SRDMA_OP_RC_SEND_FIRST, 0, 0, -1, 0, 0,
-	  SRDMA_DROP_BAD_LENGTH },
+	  SRDMA_DROP_INVALID_REQ },
 	{ "empty UC SEND_MIDDLE", SRDMA_OP_UC_SEND_MIDDLE, 0, 0, -1, 0, 0,
 	  SRDMA_DROP_BAD_LENGTH },
 	{ "empty WRITE_LAST", SRDMA_OP_RC_WRITE_LAST, 0, 0, -1, 0, 0,
+	  SRDMA_DROP_INVALID_REQ },
+	{ "empty UC WRITE_LAST", SRDMA_OP_UC_WRITE_LAST, 0, 0, -1, 0, 0,
 	  SRDMA_DROP_BAD_LENGTH },
 	{ "empty READ_RESPONSE_MIDDLE", SRDMA_OP_RC_READ_RESP_MIDDLE, 0, 0, -1,
 	  0, 0, SRDMA_DROP_BAD_LENGTH },
 	{ "pad on SEND_FIRST", SRDMA_OP_RC_SEND_FIRST, SRDMA_T_PAD(1), 256, -1,
-	  0, 0, SRDMA_DROP_BAD_PAD },
+	  0, 0, SRDMA_DROP_INVALID_REQ },
 	{ "pad on WRITE_MIDDLE", SRDMA_OP_RC_WRITE_MIDDLE, SRDMA_T_PAD(3), 256,
+	  -1, 0, 0, SRDMA_DROP_INVALID_REQ },
+	{ "pad on UC SEND_FIRST", SRDMA_OP_UC_SEND_FIRST, SRDMA_T_PAD(1), 256,
 	  -1, 0, 0, SRDMA_DROP_BAD_PAD },
+	{ "pad on READ_RESPONSE_FIRST", SRDMA_OP_RC_READ_RESP_FIRST,
+	  SRDMA_T_PAD(1), 256, -1, 0x1f, 0, SRDMA_DROP_BAD_PAD },
 	{ "pad on ACK", SRDMA_OP_RC_ACK, SRDMA_T_PAD(2), 0, -1, 0, 0,
 	  SRDMA_DROP_BAD_PAD },
 	{ "pad on READ request", SRDMA_OP_RC_READ_REQ, SRDMA_T_PAD(1), 0, -1,
-	  0, 0, SRDMA_DROP_BAD_PAD },
+	  0, 0, SRDMA_DROP_INVALID_REQ },
 	{ "pad without payload", SRDMA_OP_RC_SEND_ONLY, SRDMA_T_PAD(1), 0, -1,
-	  0, 0, SRDMA_DROP_BAD_PAD },
+	  0, 0, SRDMA_DROP_INVALID_REQ },
 	{ "pad longer than payload", SRDMA_OP_UD_SEND_ONLY, SRDMA_T_PAD(3), 0,
 	  -1, 0, 0, SRDMA_DROP_BAD_PAD },
 	/* 6. AETH syndrome */
@@ -456,6 +466,15 @@ static void srdma_parse_reject_test(struct kunit *test)
 		KUNIT_ASSERT_NOT_NULL(test, skb);
 		KUNIT_EXPECT_EQ_MSG(test, srdma_pkt_parse(skb, &pkt), c->want,
 				    "%s", layouts[i].name);
+		/* An invalid RC request keeps its BTH, for the NAK. */
+		KUNIT_EXPECT_EQ(test, pkt.invalid_req,
+				c->want == SRDMA_DROP_INVALID_REQ);
+		if (c->want == SRDMA_DROP_INVALID_REQ) {
+			KUNIT_EXPECT_EQ(test, pkt.opcode, c->opcode);
+			KUNIT_EXPECT_EQ(test, pkt.qpn, 0x11U);
+			KUNIT_EXPECT_EQ(test, pkt.psn, 0x42U);
+			KUNIT_EXPECT_EQ(test, pkt.paylen, 0U);
+		}
 		if (c->want == SRDMA_DROP_NONE) {
 			KUNIT_EXPECT_EQ(test, pkt.qpn, 0x11U);
 			KUNIT_EXPECT_EQ(test, pkt.psn, 0x42U);

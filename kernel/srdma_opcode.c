@@ -461,12 +461,16 @@ static void srdma_parse_ext(const u8 *hdr, const struct srdma_opcode_info *info,
  *  1. skb->len holds a BTH and an ICRC: only then is the BTH read;
  *  2. BTH:TVer is 0: any other version gives every other field, OpCode
  *     included, an unknown meaning (9.2.6);
- *  3. BTH:OpCode is in the table: only then are header lengths known (an
- *     unknown opcode must not be used to index anything);
- *  4. skb->len is a multiple of 4 (9.2.5), and holds the opcode's extended
- *     headers and the ICRC: only then are they read;
+ *  3. skb->len is a multiple of 4 (9.2.5);
+ *  4. BTH:OpCode is in the table: only then are header lengths known (an
+ *     unknown opcode must not be used to index anything); skb->len holds
+ *     the opcode's extended headers and the ICRC: only then are they read;
  *  5. PadCnt and payload length agree with the opcode (9.2.5, C9-69..71);
  *  6. an AETH syndrome is not a reserved code (C9-120, C9-135).
+ *
+ * An RC request that fails 4 for its opcode alone, or 5, is not dropped
+ * here but returned as SRDMA_DROP_INVALID_REQ with its BTH decoded, for
+ * the responder to NAK (C9-84, C9-85, C9-92).
  *
  * On success the caller knows: @pkt->info is the opcode's entry; the
  * payload is @pkt->paylen bytes at offset @pkt->hdr_len from the BTH,
@@ -510,13 +514,19 @@ enum srdma_drop srdma_pkt_parse(const struct sk_buff *skb,
 		return SRDMA_DROP_BAD_TVER;
 
 	/* 3 */
-	info = srdma_opcode(bth->opcode);
-	if (!info)
-		return SRDMA_DROP_BAD_OPCODE;
-
-	/* 4 */
 	if (len % 4)
 		return SRDMA_DROP_BAD_LENGTH;
+
+	/* 4 */
+	info = srdma_opcode(bth->opcode);
+	if (!info) {
+		if (srdma_opcode_transport(bth->opcode) != SRDMA_TRANSPORT_RC)
+			return SRDMA_DROP_BAD_OPCODE;
+		/* C9-84: a reserved RC opcode is an invalid request. */
+		srdma_parse_bth(bth, pkt);
+		pkt->invalid_req = true;
+		return SRDMA_DROP_INVALID_REQ;
+	}
 	if (len < info->hdr_len + SRDMA_ICRC_SIZE)
 		return SRDMA_DROP_TRUNCATED;
 	hdr = skb_header_pointer(skb, 0, info->hdr_len, buf);
@@ -530,8 +540,19 @@ enum srdma_drop srdma_pkt_parse(const struct sk_buff *skb,
 	drop = srdma_parse_payload(info,
 				   len - info->hdr_len - SRDMA_ICRC_SIZE,
 				   pkt->pad, &pkt->paylen);
-	if (drop != SRDMA_DROP_NONE)
-		return drop;
+	if (drop != SRDMA_DROP_NONE) {
+		/*
+		 * C9-85, C9-92: an RC request whose pad or length does not
+		 * fit its opcode is an invalid request. A UC request or a
+		 * response of that kind is silently dropped (C9-191, C9-133).
+		 */
+		if (srdma_opcode_transport(pkt->opcode) != SRDMA_TRANSPORT_RC ||
+		    !(info->flags & SRDMA_OPF_REQ))
+			return drop;
+		pkt->paylen = 0;
+		pkt->invalid_req = true;
+		return SRDMA_DROP_INVALID_REQ;
+	}
 
 	/* 6 */
 	srdma_parse_ext(hdr, info, pkt);
@@ -551,6 +572,7 @@ static const char *const srdma_drop_names[SRDMA_DROP_MAX] = {
 	[SRDMA_DROP_TRUNCATED] = "rx_drop_truncated",
 	[SRDMA_DROP_BAD_PAD] = "rx_drop_bad_pad",
 	[SRDMA_DROP_BAD_AETH] = "rx_drop_bad_aeth",
+	[SRDMA_DROP_INVALID_REQ] = "rx_drop_invalid_req",
 	[SRDMA_DROP_BAD_ICRC] = "rx_drop_bad_icrc",
 };
 

@@ -6,7 +6,9 @@
  *
  *   1. length and headers   srdma_pkt_parse(): the BTH and the extended
  *                           headers of its opcode are present, the opcode
- *                           is known, TVer is 0, pad and length agree
+ *                           is known, TVer is 0, pad and length agree; an
+ *                           RC request that fails only the last two goes
+ *                           on, marked invalid, for the responder's NAK
  *   2. P_Key and QP         the P_Key is the port's; the destination QP
  *                           exists, is of the opcode's transport and may
  *                           receive now
@@ -74,7 +76,8 @@ void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb, bool local)
 	enum srdma_drop why;
 
 	why = srdma_pkt_parse(skb, &pkt);
-	if (why != SRDMA_DROP_NONE) {
+	/* An invalid RC request goes on, for the responder to NAK. */
+	if (why != SRDMA_DROP_NONE && why != SRDMA_DROP_INVALID_REQ) {
 		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_MALFORMED);
 		goto drop;
 	}

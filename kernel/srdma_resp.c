@@ -607,12 +607,16 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	if (class == SRDMA_PSN_DUPLICATE) {
 		srdma_counter_inc(to_sdev(qp->ibqp.device),
 				  SRDMA_CNT_RX_DUPLICATES);
-		srdma_resp_duplicate(qp, pkt);
+		/* Not a request this QP could have executed: dropped. */
+		if (!pkt->invalid_req)
+			srdma_resp_duplicate(qp, pkt);
 		return;
 	}
 	resp->nak_psn_sent = false;
 
-	if (!srdma_resp_seq_ok(qp->resp.cur_op, pkt->info->flags) ||
+	/* C9-84, C9-85, C9-92 (pkt->invalid_req), C9-83, C9-92, C9-94 */
+	if (pkt->invalid_req ||
+	    !srdma_resp_seq_ok(qp->resp.cur_op, pkt->info->flags) ||
 	    !srdma_resp_req_valid(qp, pkt)) {
 		srdma_counter_inc(to_sdev(qp->ibqp.device),
 				  SRDMA_CNT_RX_INVALID_REQ);

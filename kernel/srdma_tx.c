@@ -216,7 +216,7 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		srdma_ud_rcv(qp, pkt, skb);
 	else if (qp->ibqp.qp_type == IB_QPT_UC)
 		srdma_uc_rcv(qp, pkt, skb);
-	else if (srdma_pkt_is(pkt, SRDMA_OPF_REQ))
+	else if (pkt->invalid_req || srdma_pkt_is(pkt, SRDMA_OPF_REQ))
 		srdma_resp_rcv(qp, pkt, skb);
 	else
 		srdma_comp_rcv(qp, pkt, skb);

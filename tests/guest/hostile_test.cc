@@ -5,17 +5,23 @@
 // and races destruction against posting and polling. Each test checks that
 // only the abused queue breaks, with a clear completion status, and that a
 // healthy QP pair on the same devices keeps working. The guest script
-// (tests/guest/hostile.sh) checks that the kernel logged nothing.
+// (tests/guest/hostile.sh) checks that the kernel logged nothing. A hostile
+// peer too: RC requests that no conforming requester sends, written to a
+// raw socket with a correct ICRC, must get the NAK the IBTA asks for.
 //
 // Topology and environment as for rc_test.cc (tests/guest/pair.sh).
 
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "hostile_rings.h"
+#include "roce_wire.h"
 #include "verbs_pair.h"
 
 namespace {
@@ -77,6 +83,86 @@ class HostileTest : public ::testing::Test {
     ibv_qp_init_attr init = {};
     ibv_query_qp(qp, &attr, IBV_QP_STATE, &init);
     return attr.qp_state;
+  }
+
+  // Sends the transport bytes @t (BTH on, no ICRC) as a datagram from
+  // a_dev_'s address to b_dev_'s, through a raw socket, with the ICRC
+  // computed and its bits @icrc_xor flipped.
+  void SendRaw(const std::vector<uint8_t>& t, uint32_t icrc_xor = 0) {
+    static const uint8_t kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    srdma_wire::RoceHeaderFields f = {};
+    f.src_gid = a_dev_->gid.raw;
+    f.dst_gid = b_dev_->gid.raw;
+    f.v6 = std::memcmp(b_dev_->gid.raw, kV4Mapped, 12) != 0;
+    f.sport = 49999;
+    f.id = 1;  // raw(7): an IPv4 ID of 0 is replaced, under the ICRC
+    f.icrc_xor = icrc_xor;
+    std::vector<uint8_t> p = srdma_wire::RoceDatagram(f, t);
+    int fd = socket(f.v6 ? AF_INET6 : AF_INET, SOCK_RAW, IPPROTO_RAW);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    sockaddr_storage to = {};
+    socklen_t len;
+    if (f.v6) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&to);
+      a->sin6_family = AF_INET6;
+      std::memcpy(&a->sin6_addr, f.dst_gid, 16);
+      len = sizeof(*a);
+    } else {
+      auto* a = reinterpret_cast<sockaddr_in*>(&to);
+      a->sin_family = AF_INET;
+      std::memcpy(&a->sin_addr, f.dst_gid + 12, 4);
+      len = sizeof(*a);
+    }
+    EXPECT_EQ(sendto(fd, p.data(), p.size(), 0, reinterpret_cast<sockaddr*>(&to), len),
+              ssize_t(p.size()))
+        << strerror(errno);
+    close(fd);
+  }
+
+  // A BTH for b_: @flags is its second byte (SE, M, PadCnt, TVer), the PSN
+  // the one b_'s responder expects next unless @psn_delta moves it.
+  std::vector<uint8_t> Bth(uint8_t opcode, uint8_t flags, int psn_delta = 0) {
+    uint32_t qpn = b_.qp->qp_num, psn = (a_.psn + psn_delta) & 0xffffff;
+    return {opcode,
+            flags,
+            0xff,
+            0xff,
+            0,
+            uint8_t(qpn >> 16),
+            uint8_t(qpn >> 8),
+            uint8_t(qpn),
+            0x80,
+            uint8_t(psn >> 16),
+            uint8_t(psn >> 8),
+            uint8_t(psn)};
+  }
+
+  // Waits up to 5 s for counter @name of @dev to pass @before.
+  static long WaitCounter(Dev* dev, const char* name, long before) {
+    long now = before;
+    for (int i = 0; i < 500 && now <= before; i++) {
+      usleep(10000);
+      now = ReadCounter(dev->ctx, name);
+    }
+    return now;
+  }
+
+  // b_ got a request it must answer with NAK invalid request: its QP ends
+  // in the error state (IBTA 9.9.3, class B) and a_, which never sent that
+  // PSN, drops the NAK as a ghost (C9-136) and stays as it was.
+  void ExpectNakedInvalid(const std::vector<uint8_t>& t) {
+    long inv = ReadCounter(b_dev_->ctx, "rx_invalid_requests");
+    ASSERT_GE(inv, 0);
+    SendRaw(t);
+    EXPECT_EQ(WaitCounter(b_dev_, "rx_invalid_requests", inv), inv + 1);
+    ibv_qp_state st = IBV_QPS_RTS;
+    for (int i = 0; i < 500 && st != IBV_QPS_ERR; i++) {
+      usleep(10000);
+      st = State(b_.qp);
+    }
+    EXPECT_EQ(st, IBV_QPS_ERR);
+    EXPECT_EQ(State(a_.qp), IBV_QPS_RTS);
+    ExpectHealthyPairWorks();
   }
 
   static Dev* a_dev_;
@@ -270,6 +356,60 @@ TEST_F(HostileTest, DestroyRacesPostAndPoll) {
     x.qp = nullptr;
   }
   ExpectHealthyPairWorks();
+}
+
+// IBTA C9-84: an RC request with a reserved opcode (0x18..0x1f, 0x15).
+TEST_F(HostileTest, ReservedRcOpcodeIsAnInvalidRequest) {
+  ExpectNakedInvalid(Bth(0x18, 0));
+}
+
+// C9-85: pad on a FIRST packet, whose payload is otherwise a full PMTU.
+TEST_F(HostileTest, PadOnSendFirstIsAnInvalidRequest) {
+  std::vector<uint8_t> t = Bth(0x00, 1 << 4);
+  t.resize(t.size() + (128u << mtu_), 0x5a);
+  ExpectNakedInvalid(t);
+}
+
+// C9-92: an RDMA READ request carries no payload.
+TEST_F(HostileTest, ReadRequestWithPayloadIsAnInvalidRequest) {
+  std::vector<uint8_t> t = Bth(0x0c, 0);
+  const uint64_t va = (uintptr_t)b_.buf.data();
+  for (int i = 7; i >= 0; i--) t.push_back(uint8_t(va >> (8 * i)));
+  for (int i = 3; i >= 0; i--) t.push_back(uint8_t(b_.mr->rkey >> (8 * i)));
+  t.insert(t.end(), {0, 0, 0, 8});  // DMA length
+  t.insert(t.end(), 8, 0x5a);       // the payload it may not have
+  ExpectNakedInvalid(t);
+}
+
+// The same requests are dropped, and b_ keeps working, when their ICRC is
+// wrong (checked before anything is answered) or their PSN is a duplicate
+// (nothing to answer: 9.9.3 only NAKs the expected PSN).
+TEST_F(HostileTest, InvalidRequestsWithBadIcrcOrOldPsnAreDropped) {
+  long icrc = ReadCounter(b_dev_->ctx, "rx_drop_bad_icrc");
+  long inv = ReadCounter(b_dev_->ctx, "rx_invalid_requests");
+  long dup = ReadCounter(b_dev_->ctx, "rx_duplicates");
+  ASSERT_TRUE(icrc >= 0 && inv >= 0 && dup >= 0);
+  SendRaw(Bth(0x18, 0), 1u << 7);
+  EXPECT_EQ(WaitCounter(b_dev_, "rx_drop_bad_icrc", icrc), icrc + 1);
+  SendRaw(Bth(0x18, 0, -1));
+  EXPECT_EQ(WaitCounter(b_dev_, "rx_duplicates", dup), dup + 1);
+  EXPECT_EQ(ReadCounter(b_dev_->ctx, "rx_invalid_requests"), inv);
+  EXPECT_EQ(State(b_.qp), IBV_QPS_RTS);
+  // b_'s responder still takes a_'s requests from the PSN it expects.
+  Fill(a_.buf, 0, 4096, 7);
+  ibv_sge sge = {(uintptr_t)a_.buf.data(), 4096, a_.mr->lkey};
+  ibv_send_wr wr = {}, *bad;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = (uintptr_t)b_.buf.data();
+  wr.wr.rdma.rkey = b_.mr->rkey;
+  ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+  auto wc = Poll(a_.cq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 4096), 0);
 }
 
 }  // namespace

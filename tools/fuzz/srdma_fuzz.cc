@@ -363,72 +363,24 @@ class Fuzzer {
     Mutate(b);
     per_op_[b.empty() ? 0 : b[0]]++;
 
-    const size_t iplen = dst_.v6 ? 40 : 20;
-    const size_t udplen = 8 + b.size() + 4;
-    const size_t total = iplen + udplen;
-    std::vector<uint8_t> p(total - 4, 0);
-    if (dst_.v6)
-      Ipv6Header(p.data(), udplen);
-    else
-      Ipv4Header(p.data(), total);
-    uint8_t* udp = &p[iplen];
-    uint16_t sport = htons(static_cast<uint16_t>(49152 + rng_() % 16384));
-    uint16_t dport = htons(kRoceV2Port);
-    uint16_t ulen = htons(static_cast<uint16_t>(udplen));
-    std::memcpy(udp, &sport, 2);
-    std::memcpy(udp + 2, &dport, 2);
-    std::memcpy(udp + 4, &ulen, 2);
-    if (!b.empty()) std::memcpy(udp + 8, b.data(), b.size());
-    uint32_t icrc = Icrc(p, iplen);
+    RoceHeaderFields f = {};
+    f.src_gid = src_.gid.data();
+    f.dst_gid = dst_.gid.data();
+    f.v6 = dst_.v6;
+    f.sport = static_cast<uint16_t>(49152 + rng_() % 16384);
+    // DSCP and ECN, or IPv6's traffic class and flow label, now and then
+    // (the ICRC masks them); a random IPv4 identification.
+    if (rng_() % 4 == 0) {
+      f.tos = static_cast<uint8_t>(rng_());
+      f.flow = static_cast<uint32_t>(rng_());
+    }
+    f.id = static_cast<uint16_t>(rng_());
     if (rng_() % 10 == 0) {
-      icrc ^= 1u << (rng_() % 32);
+      f.icrc_xor = 1u << (rng_() % 32);
       bad_icrc_++;
     }
-    icrc = htole32(icrc);
-    p.resize(total);
-    std::memcpy(&p[total - 4], &icrc, 4);
-    if (dst_.v6) {
-      // The pseudo-header (RFC 8200 8.1): addresses, length, next header.
-      uint32_t sum = udplen + IPPROTO_UDP;
-      for (size_t i = 8; i < 40; i += 2) sum += (p[i] << 8) | p[i + 1];
-      uint16_t c = InetChecksum(udp, udplen, sum);
-      if (!c) c = 0xffff;
-      std::memcpy(udp + 6, &c, 2);
-    }
+    std::vector<uint8_t> p = RoceDatagram(f, b);
     return p;
-  }
-
-  // IPv4: DF, TTL 64, no options; the UDP checksum stays 0 (none), as
-  // RoCEv2 allows.
-  void Ipv4Header(uint8_t* p, size_t total) {
-    p[0] = 0x45;
-    p[1] = static_cast<uint8_t>(rng_() % 4 ? 0 : rng_());  // DSCP, ECN
-    p[2] = total >> 8;
-    p[3] = total & 0xff;
-    uint16_t id = static_cast<uint16_t>(rng_());
-    p[4] = id >> 8;
-    p[5] = id & 0xff;
-    p[6] = 0x40;
-    p[8] = 64;
-    p[9] = IPPROTO_UDP;
-    std::memcpy(&p[12], src_.v4(), 4);
-    std::memcpy(&p[16], dst_.v4(), 4);
-    uint16_t sum = InetChecksum(p, 20);
-    std::memcpy(&p[10], &sum, 2);
-  }
-
-  // IPv6: a random traffic class and flow label now and then (the ICRC
-  // masks both), hop limit 64.
-  void Ipv6Header(uint8_t* p, size_t payload) {
-    uint32_t vtf = 6u << 28;
-    if (rng_() % 4 == 0) vtf |= static_cast<uint32_t>(rng_()) & 0x0fffffffu;
-    for (int i = 0; i < 4; i++) p[i] = static_cast<uint8_t>(vtf >> (24 - 8 * i));
-    p[4] = payload >> 8;
-    p[5] = payload & 0xff;
-    p[6] = IPPROTO_UDP;
-    p[7] = 64;
-    std::memcpy(&p[8], src_.gid.data(), 16);
-    std::memcpy(&p[24], dst_.gid.data(), 16);
   }
 
   // Half the packets go as built (deep paths); the others get one to

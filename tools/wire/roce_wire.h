@@ -9,6 +9,8 @@
 #define SRDMA_TOOLS_ROCE_WIRE_H
 
 #include <arpa/inet.h>
+#include <endian.h>
+#include <netinet/in.h>
 
 #include <array>
 #include <cstdint>
@@ -100,6 +102,76 @@ inline size_t ExtLen(uint32_t ext) {
   if (ext & kImm) n += 4;
   if (ext & kIeth) n += 4;
   return n;
+}
+
+// Where a datagram goes: @gid is the IPv6 address, or the IPv4-mapped GID
+// of an IPv4 address (::ffff:a.b.c.d).
+struct RoceHeaderFields {
+  const uint8_t* src_gid;
+  const uint8_t* dst_gid;
+  bool v6;
+  uint16_t sport;
+  uint8_t tos;         // IPv4 TOS; IPv6 traffic class (the ICRC masks both)
+  uint32_t flow;       // IPv6 flow label (masked too)
+  uint16_t id;         // IPv4 identification
+  uint32_t icrc_xor;   // flipped bits of the ICRC, to send a bad one
+};
+
+// A RoCEv2 datagram from the IP header on, for a raw socket (IP_HDRINCL,
+// or IPPROTO_RAW for IPv6): IPv4 with DF and TTL 64 and no UDP checksum,
+// as RoCEv2 allows, or IPv6 with hop limit 64 and the UDP checksum IPv6
+// requires; then UDP to port 4791, @transport (the BTH up to the ICRC),
+// and the ICRC.
+inline std::vector<uint8_t> RoceDatagram(const RoceHeaderFields& f,
+                                         const std::vector<uint8_t>& transport) {
+  const size_t iplen = f.v6 ? 40 : 20;
+  const size_t udplen = 8 + transport.size() + 4;
+  const size_t total = iplen + udplen;
+  std::vector<uint8_t> p(total - 4, 0);
+  if (f.v6) {
+    uint32_t vtf = (6u << 28) | (uint32_t(f.tos) << 20) | (f.flow & 0xfffff);
+    for (int i = 0; i < 4; i++) p[i] = static_cast<uint8_t>(vtf >> (24 - 8 * i));
+    p[4] = udplen >> 8;
+    p[5] = udplen & 0xff;
+    p[6] = IPPROTO_UDP;
+    p[7] = 64;
+    std::memcpy(&p[8], f.src_gid, 16);
+    std::memcpy(&p[24], f.dst_gid, 16);
+  } else {
+    p[0] = 0x45;
+    p[1] = f.tos;
+    p[2] = total >> 8;
+    p[3] = total & 0xff;
+    p[4] = f.id >> 8;
+    p[5] = f.id & 0xff;
+    p[6] = 0x40;
+    p[8] = 64;
+    p[9] = IPPROTO_UDP;
+    std::memcpy(&p[12], f.src_gid + 12, 4);
+    std::memcpy(&p[16], f.dst_gid + 12, 4);
+    uint16_t sum = InetChecksum(p.data(), 20);
+    std::memcpy(&p[10], &sum, 2);
+  }
+  uint8_t* udp = &p[iplen];
+  uint16_t sport = htons(f.sport), dport = htons(kRoceV2Port);
+  uint16_t ulen = htons(static_cast<uint16_t>(udplen));
+  std::memcpy(udp, &sport, 2);
+  std::memcpy(udp + 2, &dport, 2);
+  std::memcpy(udp + 4, &ulen, 2);
+  if (!transport.empty()) std::memcpy(udp + 8, transport.data(), transport.size());
+  uint32_t icrc = htole32(Icrc(p, iplen) ^ f.icrc_xor);
+  p.resize(total);
+  std::memcpy(&p[total - 4], &icrc, 4);
+  udp = &p[iplen];
+  if (f.v6) {
+    // The pseudo-header (RFC 8200 8.1): addresses, length, next header.
+    uint32_t sum = udplen + IPPROTO_UDP;
+    for (size_t i = 8; i < 40; i += 2) sum += (p[i] << 8) | p[i + 1];
+    uint16_t c = InetChecksum(udp, udplen, sum);
+    if (!c) c = 0xffff;
+    std::memcpy(udp + 6, &c, 2);
+  }
+  return p;
 }
 
 }  // namespace srdma_wire
