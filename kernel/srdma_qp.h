@@ -39,6 +39,8 @@ static inline u32 srdma_pkt_op(const struct srdma_pkt *pkt)
 				   SRDMA_OPF_READ | SRDMA_OPF_ATOMIC);
 }
 
+/* An ACK's credit count is filled in when its packet is built. */
+#define SRDMA_ACK_SYN		srdma_syn(SRDMA_SYN_ACK, 0)
 #define SRDMA_RNR_SYN(timer)	srdma_syn(SRDMA_SYN_RNR, (timer))
 #define SRDMA_NAK_SYN(code)	srdma_syn(SRDMA_SYN_NAK, (code))
 

@@ -319,7 +319,7 @@ static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 				    NULL);
 		resp->msn = srdma_psn_add(resp->msn, 1);
 		resp->epsn = srdma_psn_add(resp->epsn, 1);
-		srdma_resp_ack(qp, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID),
+		srdma_resp_ack(qp, SRDMA_ACK_SYN,
 			       pkt->psn);
 		resp->fatal = true;
 		return;
@@ -330,7 +330,7 @@ static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	resp->epsn = srdma_psn_add(resp->epsn, 1);
 	if (pkt->ackreq)
-		srdma_resp_ack(qp, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID), pkt->psn);
+		srdma_resp_ack(qp, SRDMA_ACK_SYN, pkt->psn);
 }
 
 static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
@@ -402,7 +402,7 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	resp->epsn = srdma_psn_add(resp->epsn, 1);
 	if (pkt->ackreq)
-		srdma_resp_ack(qp, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID), pkt->psn);
+		srdma_resp_ack(qp, SRDMA_ACK_SYN, pkt->psn);
 out:
 	if (mr)
 		srdma_mr_put(mr);
@@ -566,7 +566,7 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 		 * answered (C9-102, C9-105) by an ACK of everything received
 		 * so far, which pending ACKs coalesce into one.
 		 */
-		srdma_resp_ack(qp, srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID),
+		srdma_resp_ack(qp, SRDMA_ACK_SYN,
 			       srdma_psn_add(qp->resp.epsn, -1));
 		break;
 	}
@@ -713,6 +713,28 @@ static bool srdma_res_pending(const struct srdma_rd_res *res)
 }
 
 /*
+ * The syndrome of an ACK, READ response or atomic ACK, with the QP's
+ * end-to-end credits (9.7.7.2): the receive WQEs posted and not yet
+ * consumed by a completed message, counted from the MSN it carries
+ * (C9-150.2.1, C9-157.2.1, C9-158.2.1, C9-161). A QP with an SRQ gives
+ * none: "invalid" (o9-95.2.2). The producer index is the process's; one
+ * out of range gives no credit (the next WQE taken ends the QP).
+ */
+static u8 srdma_resp_credit_syn(struct srdma_qp *qp)
+{
+	struct srdma_ring *r = &qp->rq.ring;
+	u32 prod;
+
+	if (qp->ibqp.srq)
+		return srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID);
+	prod = READ_ONCE(r->ctrl->prod);
+	if (!srdma_ring_index_ok(r->own, prod, r->num, false))
+		return SRDMA_ACK_SYN;
+	return srdma_syn(SRDMA_SYN_ACK,
+			 srdma_aeth_credit_code(srdma_ring_count(prod, r->own)));
+}
+
+/*
  * Allocate a response and put its headers; @linear reserves room for the
  * payload and pad to be copied in.
  */
@@ -728,6 +750,8 @@ static struct sk_buff *srdma_resp_packet(struct srdma_qp *qp,
 	pkt->paylen = paylen;
 	pkt->pad = (4 - (paylen & 3)) & 3;
 	pkt->aeth.msn = qp->resp.msn;
+	if (srdma_syn_type(pkt->aeth.syndrome) == SRDMA_SYN_ACK)
+		pkt->aeth.syndrome = srdma_resp_credit_syn(qp);
 	skb = srdma_net_alloc_skb(to_sdev(qp->ibqp.device), &qp->av,
 				  hlen + (linear ? paylen + pkt->pad : 0),
 				  GFP_ATOMIC);
@@ -790,7 +814,7 @@ static struct sk_buff *srdma_resp_read_packet(struct srdma_qp *qp,
 	else
 		pkt.opcode = SRDMA_OP_RC_READ_RESP_MIDDLE;
 	pkt.psn = res->next_psn;
-	pkt.aeth.syndrome = srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID);
+	pkt.aeth.syndrome = SRDMA_ACK_SYN;
 
 	if (len) {
 		/* The region may have gone since the request was checked. */
@@ -820,7 +844,7 @@ static struct sk_buff *srdma_resp_atomic_packet(struct srdma_qp *qp,
 	struct srdma_pkt pkt = {
 		.opcode = SRDMA_OP_RC_ATOMIC_ACK,
 		.psn = res->first_psn,
-		.aeth.syndrome = srdma_syn(SRDMA_SYN_ACK, SRDMA_CREDITS_INVALID),
+		.aeth.syndrome = SRDMA_ACK_SYN,
 		.atmack_orig = res->orig,
 	};
 	struct sk_buff *skb = srdma_resp_packet(qp, &pkt, 0, true);

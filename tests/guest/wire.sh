@@ -123,11 +123,13 @@ tshark_clean() {
 		[ "$(tshark -r "$1" 2>/dev/null | wc -l)" -gt 0 ]
 }
 
-# check_capture NAME FILE EXPECTED_OPCODES EXPECTED_AETH_SYNDROMES
+# check_capture NAME FILE EXPECTED_OPCODES EXPECTED_AETH_SYNDROMES [ARG...]
+# ARG: more srdma_wirecheck arguments (--expect-credits)
 check_capture() {
 	local name=$1 f=$2 expect=$3 aeth=$4
+	local more=("${@:5}")
 	check "$name: srdma_wirecheck accepts every packet" \
-		"$wirecheck" --expect "$expect" --expect-aeth "$aeth" "$f"
+		"$wirecheck" --expect "$expect" --expect-aeth "$aeth" "${more[@]}" "$f"
 	"$wirecheck" "$f" >"$f.wirecheck.txt" 2>&1
 	check "$name: tshark dissects every packet as InfiniBand, none malformed" \
 		tshark_clean "$f"
@@ -180,10 +182,11 @@ cp /tmp/wire-softrdma.pcap "$log/" 2>/dev/null
 # responses, ACK, atomic ACK, CMP_SWAP, FETCH_ADD, SEND ONLY with
 # invalidate; UC: SEND FIRST/MIDDLE/LAST/ONLY, WRITE FIRST/MIDDLE, LAST
 # and ONLY with immediate; UD: SEND ONLY with and without immediate (QP1's
-# MADs among them). AETH: ACKs, RNR NAKs, remote access NAKs.
+# MADs among them). AETH: ACKs, RNR NAKs, remote access NAKs, and ACKs
+# with end-to-end credits (IBTA C9-150.2.1: QPs without an SRQ).
 check_capture softrdma "$log/wire-softrdma.pcap" \
 	0x00,0x01,0x02,0x03,0x04,0x06,0x07,0x08,0x09,0x0a,0x0b,0x0c,0x0d,0x0e,0x0f,0x10,0x11,0x12,0x13,0x14,0x17,0x20,0x21,0x22,0x24,0x26,0x27,0x29,0x2b,0x64,0x65 \
-	0x00,0x20,0x62
+	0x00,0x20,0x62 --expect-credits
 
 check "rdma link delete srdma_c" rdma link delete srdma_c
 if [ "${SRDMA_KUNIT:-0}" = 1 ]; then

@@ -3,7 +3,8 @@
 // srdma_wirecheck: check the RoCEv2 packets of a capture against the wire
 // rules, independently of the code that built them.
 //
-//   srdma_wirecheck [--expect OP,...] [--expect-aeth SYN,...] FILE.pcap
+//   srdma_wirecheck [--expect OP,...] [--expect-aeth SYN,...] [--expect-credits]
+//                   FILE.pcap
 //
 // FILE is a classic pcap file (dumpcap -P, tshark -F pcap) of Ethernet
 // frames. Every IPv4 or IPv6 datagram to UDP port 4791 in it is checked:
@@ -24,7 +25,8 @@
 //
 // --expect lists opcodes (hex, as 0x0a) that must appear at least once,
 // --expect-aeth AETH syndromes: 0x00 any ACK, 0x20 any RNR NAK, 0x60 to
-// 0x64 a NAK of that code.
+// 0x64 a NAK of that code; --expect-credits at least one ACK syndrome
+// with an end-to-end credit count, not the "invalid" code 0x1f (9.7.7.2).
 // Prints the count of each opcode seen and every violation (the first 50
 // in full); exit status 0 when there is at least one packet and no
 // violation, 1 otherwise, 2 when the file cannot be read.
@@ -113,11 +115,17 @@ class Checker {
       Ip6(frame + 14, caplen - 14);
   }
 
-  int Report(const std::set<int>& expect, const std::set<int>& expect_aeth) {
+  int Report(const std::set<int>& expect, const std::set<int>& expect_aeth,
+             bool expect_credits) {
     std::printf("%zu RoCEv2 packets, %zu violations\n", packets_, errors_);
     for (auto& [op, n] : seen_) std::printf("  opcode 0x%02x: %zu\n", op, n);
     for (auto& [syn, n] : aeth_) std::printf("  AETH syndrome 0x%02x: %zu\n", syn, n);
+    std::printf("  ACK syndromes with a credit count: %zu\n", credits_);
     int rc = packets_ && !errors_ ? 0 : 1;
+    if (expect_credits && !credits_) {
+      std::printf("expected an ACK syndrome with a credit count, saw none\n");
+      rc = 1;
+    }
     for (int op : expect) {
       if (!seen_.count(op)) {
         std::printf("expected opcode 0x%02x was not seen\n", op);
@@ -210,6 +218,7 @@ class Checker {
       if (!AethSyndromeOk(syn)) Fail("opcode 0x%02x: AETH syndrome %#x", op, syn);
       // ACKs and RNR NAKs by class; NAKs by code.
       aeth_[(syn >> 5) == 3 ? syn : syn & 0xe0]++;
+      if ((syn >> 5) == 0 && (syn & 0x1f) != 0x1f) credits_++;
     }
     std::vector<uint8_t> pkt(ip, ip + iplen + ulen - kIcrc);
     uint32_t want = Icrc(pkt, iplen), got;
@@ -219,7 +228,7 @@ class Checker {
            (bth[9] << 16) | (bth[10] << 8) | bth[11], le32toh(got), want);
   }
 
-  size_t index_ = 0, packets_ = 0, errors_ = 0;
+  size_t index_ = 0, packets_ = 0, errors_ = 0, credits_ = 0;
   std::map<int, size_t> seen_, aeth_;
 };
 
@@ -232,7 +241,10 @@ std::set<int> ParseList(const char* arg) {
 }
 
 int Usage(const char* prog) {
-  std::fprintf(stderr, "usage: %s [--expect OP,...] [--expect-aeth SYN,...] FILE.pcap\n", prog);
+  std::fprintf(stderr,
+               "usage: %s [--expect OP,...] [--expect-aeth SYN,...] [--expect-credits] "
+               "FILE.pcap\n",
+               prog);
   return 2;
 }
 
@@ -242,6 +254,7 @@ uint32_t Swap32(uint32_t v) { return __builtin_bswap32(v); }
 
 int main(int argc, char** argv) {
   std::set<int> expect, expect_aeth;
+  bool expect_credits = false;
   const char* file = nullptr;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -249,6 +262,8 @@ int main(int argc, char** argv) {
       expect = ParseList(argv[++i]);
     else if (a == "--expect-aeth" && i + 1 < argc)
       expect_aeth = ParseList(argv[++i]);
+    else if (a == "--expect-credits")
+      expect_credits = true;
     else if (!file && a[0] != '-')
       file = argv[i];
     else
@@ -291,5 +306,5 @@ int main(int argc, char** argv) {
     c.Packet(++n, data.data() + off, incl);
     off += incl;
   }
-  return c.Report(expect, expect_aeth);
+  return c.Report(expect, expect_aeth, expect_credits);
 }
