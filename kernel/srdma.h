@@ -586,6 +586,7 @@ void srdma_req_arm_probe(struct srdma_qp *qp);
 void srdma_req_probe_timeout(struct timer_list *t);
 void srdma_req_congestion(struct srdma_qp *qp, bool timeout);
 void srdma_req_acked(struct srdma_qp *qp, u32 n);
+void srdma_req_credits(struct srdma_qp *qp, const struct srdma_pkt *pkt);
 
 /* srdma_comp.c */
 void srdma_comp_complete(struct srdma_qp *qp, enum ib_wc_status status);

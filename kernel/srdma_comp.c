@@ -406,7 +406,16 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 			/* 9.7.5.2.1: resend from the NAKed PSN. */
 			srdma_counter_inc(to_sdev(qp->ibqp.device),
 					  SRDMA_CNT_RX_SEQ_NAKS);
-			srdma_comp_go_back(qp, false);
+			/*
+			 * Unless an RNR NAK of that PSN waits for its timer:
+			 * the responder asks for the packet the RNR retry
+			 * resends (rdma_rxe NAKs the packets that followed
+			 * the one it RNR NAKed). Going back now would spend
+			 * a retry on every RNR NAK, and end the QP in
+			 * IB_WC_RETRY_EXC_ERR long before rnr_retry runs out.
+			 */
+			if (!req->rnr_wait)
+				srdma_comp_go_back(qp, false);
 			break;
 		}
 		/* Remote access, invalid request, remote operational. */
@@ -432,6 +441,11 @@ void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	lockdep_assert_held(&qp->lock);
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		return;
+
+	/* Credits first: even a ghost carries them (9.7.7.2.2). */
+	if (srdma_opcode_has(pkt->info, SRDMA_HDR_AETH) &&
+	    srdma_syn_type(pkt->aeth.syndrome) == SRDMA_SYN_ACK)
+		srdma_req_credits(qp, pkt);
 
 	switch (pkt->opcode) {
 	case SRDMA_OP_RC_ACK:

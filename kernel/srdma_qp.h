@@ -163,6 +163,9 @@ static inline enum ib_wc_status srdma_nak_wc_status(u8 code)
  * @first_psn: PSN of its first packet (assigned when first sent)
  * @npkts: PSNs it consumes: request packets, or response packets of a READ
  * @length: message length in bytes
+ * @ssn: its send sequence number (RC; assigned with @first_psn)
+ * @cons_seq: srdma_req.cons_total once it started: the messages that
+ *	consume a receive WQE, up to and including this one
  * @started: @first_psn is assigned
  * @body: what follows the header in the ring slot: struct srdma_sge[]
  *	or inline data
@@ -171,6 +174,8 @@ struct srdma_swqe {
 	u32 first_psn;
 	u32 npkts;
 	u32 length;
+	u32 ssn;
+	u32 cons_seq;
 	bool started;
 	struct srdma_send_wqe wqe;
 	u8 body[];
@@ -242,6 +247,16 @@ struct srdma_rd_res {
  * @gap_una: una when it was asked for
  * @rto_armed: the local ACK timer was armed and its expiry, if any, is not
  *	handled yet (srdma_comp_timeout() tells a re-arm from a stale expiry)
+ * @ssn: send sequence number of the last message started (9.7.7.2.4; 24
+ *	bits, as the MSN it is compared with)
+ * @cons_total: messages started that consume a receive WQE, ever
+ * @e2e: what the responder said of end-to-end credits (enum srdma_e2e)
+ * @msn: the newest MSN of an ACK with credits
+ * @credits: the credits of that ACK, counted from @msn
+ * @credit_idx: SQ index from which to look for the first message after
+ *	@msn (srdma_req_consumed())
+ * @limited_wait: a request was sent without credit; the next one waits
+ *	for an acknowledgment (C9-162, C9-163)
  */
 struct srdma_req {
 	u32 fetch;
@@ -264,6 +279,27 @@ struct srdma_req {
 	bool gap_pending;
 	u32 gap_una;
 	bool rto_armed;
+	u32 ssn;
+	u32 cons_total;
+	u8 e2e;
+	u32 msn;
+	u32 credits;
+	u32 credit_idx;
+	bool limited_wait;
+};
+
+/**
+ * enum srdma_e2e - End-to-end flow control of a connection's requester
+ * @SRDMA_E2E_UNKNOWN: no ACK yet: no credit (C9-156)
+ * @SRDMA_E2E_ON: the responder sends credits, which limit requests that
+ *	consume a receive WQE
+ * @SRDMA_E2E_OFF: the responder sent the "invalid" credit code; requests
+ *	are not limited for the rest of the connection (9.7.7.2.4)
+ */
+enum srdma_e2e {
+	SRDMA_E2E_UNKNOWN,
+	SRDMA_E2E_ON,
+	SRDMA_E2E_OFF,
 };
 
 /**

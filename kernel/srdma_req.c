@@ -532,6 +532,7 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	struct srdma_swqe *sw;
 
 	qp->req.need_retry = false;
+	qp->req.limited_wait = false;
 	srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_RETRANSMITS);
 	qp->req.psn = qp->req.una;
 	qp->req.rd_atomic = 0;
@@ -628,6 +629,106 @@ void srdma_req_acked(struct srdma_qp *qp, u32 n)
 	}
 }
 
+/* SEND and WRITE with immediate consume a receive WQE (9.7.7.2.4). */
+static bool srdma_wr_consumes(u8 op)
+{
+	return op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
+	       op == IB_UVERBS_WR_SEND_WITH_INV ||
+	       op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+}
+
+/*
+ * The messages consuming a receive WQE whose SSN is at most req.msn: the
+ * requester's side of C9-161 (credits count from the MSN). The first
+ * message after the MSN is found from req.credit_idx, which only moves
+ * on, as the MSN does.
+ */
+static u32 srdma_req_consumed(struct srdma_qp *qp)
+{
+	struct srdma_req *req = &qp->req;
+	struct srdma_swqe *sw;
+
+	/* Slots before the oldest WQE may hold new ones: start there. */
+	if ((s32)(req->credit_idx - qp->sq.ring.own) < 0)
+		req->credit_idx = qp->sq.ring.own;
+	for (; req->credit_idx != req->fetch; req->credit_idx++) {
+		sw = srdma_swqe_at(qp, req->credit_idx);
+		if (!sw->started)
+			break;
+		if (!sw->npkts)		/* a local operation: no SSN */
+			continue;
+		if (srdma_psn_diff(sw->ssn, req->msn) > 0)
+			return sw->cons_seq -
+			       srdma_wr_consumes(sw->wqe.opcode);
+	}
+	return req->cons_total;
+}
+
+/*
+ * Is a new request packet of @sw limited (C9-159)? Only a message that
+ * consumes a receive WQE is, on an RC connection whose responder gives
+ * credits or has not answered yet (C9-156), when its place among such
+ * messages after the MSN is beyond the credits. A packet sent again is
+ * never limited.
+ */
+static bool srdma_req_limited(struct srdma_qp *qp, struct srdma_swqe *sw)
+{
+	struct srdma_req *req = &qp->req;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC || req->e2e == SRDMA_E2E_OFF ||
+	    !srdma_wr_consumes(sw->wqe.opcode) ||
+	    srdma_psn_diff(req->psn, req->max_psn) < 0)
+		return false;
+	return sw->cons_seq - srdma_req_consumed(qp) > req->credits;
+}
+
+/*
+ * Where a limited request stops to wait for an acknowledgment, with the
+ * AckReq bit: after one packet of a SEND (C9-163), after the last packet
+ * of a WRITE with immediate, which consumes the WQE only with its last
+ * packet (o9-99).
+ */
+static bool srdma_req_limit_ends(const struct srdma_swqe *sw, u32 off,
+				 u32 pmtu)
+{
+	return sw->wqe.opcode != IB_UVERBS_WR_RDMA_WRITE_WITH_IMM ||
+	       off + pmtu >= sw->length;
+}
+
+/**
+ * srdma_req_credits() - Take the credits of an acknowledgment
+ * @qp: the QP
+ * @pkt: an ACK, atomic ACK or READ response with an AETH whose syndrome
+ *	is an ACK's
+ *
+ * IBTA 9.7.7.2: the requester takes MSN and credits from every such
+ * packet, duplicates and the unsolicited ACKs that carry credits included
+ * (C9-144, C9-164), unless its MSN is older than one already taken. The
+ * "invalid" code turns the connection's credits off.
+ *
+ * Context: qp->lock held.
+ */
+void srdma_req_credits(struct srdma_qp *qp, const struct srdma_pkt *pkt)
+{
+	struct srdma_req *req = &qp->req;
+	u8 code = srdma_syn_value(pkt->aeth.syndrome);
+
+	lockdep_assert_held(&qp->lock);
+	req->limited_wait = false;
+	if (req->e2e == SRDMA_E2E_OFF)
+		return;
+	if (code == SRDMA_CREDITS_INVALID) {
+		req->e2e = SRDMA_E2E_OFF;
+		return;
+	}
+	if (req->e2e == SRDMA_E2E_ON &&
+	    srdma_psn_diff(pkt->aeth.msn, req->msn) < 0)
+		return;
+	req->e2e = SRDMA_E2E_ON;
+	req->msn = pkt->aeth.msn;
+	req->credits = srdma_aeth_credits(code);
+}
+
 /**
  * srdma_req_tx() - Send request packets
  * @qp: the QP
@@ -643,7 +744,7 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 	struct srdma_req *req = &qp->req;
 	struct srdma_swqe *sw;
 	struct sk_buff *skb;
-	bool bad = false;
+	bool bad = false, limited, stop;
 	u32 pmtu;
 	int err;
 
@@ -697,13 +798,22 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 			sw->npkts = srdma_wr_is_read_atomic(sw->wqe.opcode) &&
 				    sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ ?
 				    1 : srdma_npkts(sw->length, pmtu);
+			req->ssn = srdma_psn_add(req->ssn, 1);
+			sw->ssn = req->ssn;
+			req->cons_total += srdma_wr_consumes(sw->wqe.opcode);
+			sw->cons_seq = req->cons_total;
 			sw->started = true;
 		}
 		if (srdma_wr_is_read_atomic(sw->wqe.opcode) &&
 		    req->rd_atomic >= max_t(u32, qp->attr.max_rd_atomic, 1))
 			return false;
 
-		skb = srdma_req_packet(qp, sw, req->psn, req->cur_off, false,
+		/* C9-162: a limited request waits for credit, or goes alone. */
+		limited = srdma_req_limited(qp, sw);
+		if (limited && req->limited_wait)
+			return false;
+		stop = limited && srdma_req_limit_ends(sw, req->cur_off, pmtu);
+		skb = srdma_req_packet(qp, sw, req->psn, req->cur_off, stop,
 				       &bad);
 		if (!skb) {
 			if (bad)
@@ -722,6 +832,11 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		}
 		__skb_queue_tail(q, skb);
 		(*budget)--;
+		if (limited) {
+			srdma_counter_inc(to_sdev(qp->ibqp.device),
+					  SRDMA_CNT_TX_LIMITED);
+			req->limited_wait = stop;
+		}
 
 		if (srdma_wr_is_read_atomic(sw->wqe.opcode)) {
 			/* One request; its responses take the PSNs. */
