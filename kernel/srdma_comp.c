@@ -360,13 +360,15 @@ static void srdma_comp_atomic_ack(struct srdma_qp *qp,
 }
 
 /*
- * Whether a NAK or RNR NAK names the PSN the requester waits for. One of a
- * PSN never sent, una included when nothing is outstanding, is a ghost,
- * dropped (C9-136): a peer's stray NAK must not end an idle QP.
+ * Whether a NAK or RNR NAK names a PSN sent and not yet acknowledged. One
+ * of a PSN never sent, una included when nothing is outstanding, is a
+ * ghost, dropped whole (C9-136): it acknowledges nothing either, and a
+ * peer's stray NAK must not end an idle QP.
  */
-static bool srdma_comp_nak_at_una(const struct srdma_req *req, u32 psn)
+static bool srdma_comp_nak_outstanding(const struct srdma_req *req, u32 psn)
 {
-	return psn == req->una && srdma_psn_diff(psn, req->max_psn) < 0;
+	return srdma_psn_diff(psn, req->una) >= 0 &&
+	       srdma_psn_diff(psn, req->max_psn) < 0;
 }
 
 static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
@@ -381,8 +383,10 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	case SRDMA_SYN_RNR:
 		/* 9.7.5.2.8: the NAKed PSN and later are retried later. */
 		srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_RX_RNR_NAKS);
+		if (!srdma_comp_nak_outstanding(req, pkt->psn))
+			break;
 		srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
-		if (!srdma_comp_nak_at_una(req, pkt->psn))
+		if (pkt->psn != req->una)
 			break;
 		if (!req->rnr_retry) {
 			srdma_qp_fatal(qp, qp->sq.ring.own,
@@ -399,8 +403,10 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 			  usecs_to_jiffies(srdma_rnr_timer_usecs(srdma_syn_value(syn))));
 		break;
 	case SRDMA_SYN_NAK:
+		if (!srdma_comp_nak_outstanding(req, pkt->psn))
+			break;
 		srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
-		if (!srdma_comp_nak_at_una(req, pkt->psn))
+		if (pkt->psn != req->una)
 			break;
 		if (srdma_syn_value(syn) == SRDMA_NAK_PSN_SEQ) {
 			/* 9.7.5.2.1: resend from the NAKed PSN. */
@@ -442,7 +448,7 @@ void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		return;
 
-	/* Credits first: even a ghost carries them (9.7.7.2.2). */
+	/* Credits first: even a ghost ACK carries them (9.7.7.2.2). */
 	if (srdma_opcode_has(pkt->info, SRDMA_HDR_AETH) &&
 	    srdma_syn_type(pkt->aeth.syndrome) == SRDMA_SYN_ACK)
 		srdma_req_credits(qp, pkt);

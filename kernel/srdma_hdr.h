@@ -546,13 +546,15 @@ static inline u64 srdma_ack_timeout_ns(u8 timeout)
  * @SRDMA_DROP_TOO_SHORT: no room for a BTH and an ICRC
  * @SRDMA_DROP_BAD_TVER: BTH:TVer is not 0 (9.6.1.1.1, C9-36)
  * @SRDMA_DROP_BAD_OPCODE: reserved, manufacturer-specific or unsupported
- *	opcode (RD, XRC, CNP for now)
- * @SRDMA_DROP_BAD_LENGTH: length not a multiple of 4 (9.2.5), payload on an
- *	opcode that has none, or an empty FIRST, MIDDLE or LAST (C9-69..71)
+ *	opcode (RD, XRC, CNP for now) of another transport than RC
+ * @SRDMA_DROP_BAD_LENGTH: length not a multiple of 4 (9.2.5); payload on an
+ *	opcode that has none, or an empty FIRST, MIDDLE or LAST (C9-69..71),
+ *	other than in an RC request
  * @SRDMA_DROP_TRUNCATED: no room for the extended headers of the opcode
  *	and the ICRC
  * @SRDMA_DROP_BAD_PAD: PadCnt larger than the payload, or not 0 on a packet
- *	that does not end a message with payload (9.2.5)
+ *	that does not end a message with payload (9.2.5), other than in an RC
+ *	request
  * @SRDMA_DROP_BAD_AETH: reserved AETH syndrome or NAK code (C9-120, C9-135)
  * @SRDMA_DROP_INVALID_REQ: not a drop by itself: an RC request with a
  *	reserved or unsupported opcode (C9-84), pad on a FIRST or MIDDLE
@@ -582,7 +584,9 @@ enum srdma_drop {
 /**
  * struct srdma_pkt - a transport packet, decoded (receive) or to be built
  *	(send); all fields in CPU order except @imm
- * @info: srdma_opcode(@opcode)
+ * @info: srdma_opcode(@opcode); NULL for a reserved RC opcode (@invalid_req)
+ * @invalid_req: an RC request the parser found invalid
+ *	(SRDMA_DROP_INVALID_REQ); only the BTH fields are valid
  * @opcode: BTH:OpCode
  * @pad: BTH:PadCnt, bytes of pad between payload and ICRC
  * @se: BTH:SE, solicited event

@@ -81,7 +81,8 @@
  * IBTA Table 38. RC and UC share the operations 0x00-0x0b; UD has the two
  * SEND_ONLYs with a DETH. Opcodes not listed (reserved, RD, XRC, CNP,
  * manufacturer-specific) are unknown to softrdma: srdma_opcode() returns
- * NULL for them and the parser drops them before reading any other field.
+ * NULL for them, and the parser reads no field behind the BTH of such a
+ * packet. It drops them, but for RC ones, invalid requests (C9-84).
  */
 static const struct srdma_opcode_info srdma_opcodes[256] = {
 	/* Reliable Connection */
@@ -488,7 +489,9 @@ static void srdma_parse_ext(const u8 *hdr, const struct srdma_opcode_info *info,
  * with a NAK rather than a silent drop.
  *
  * Context: any; does not modify @skb.
- * Return: SRDMA_DROP_NONE, or why the packet must be silently dropped.
+ * Return: SRDMA_DROP_NONE; SRDMA_DROP_INVALID_REQ for an RC request the
+ * responder NAKs once the QP's checks pass; or why the packet must be
+ * silently dropped.
  */
 enum srdma_drop srdma_pkt_parse(const struct sk_buff *skb,
 				struct srdma_pkt *pkt)

@@ -252,11 +252,13 @@ struct srdma_rd_res {
  * @cons_total: messages started that consume a receive WQE, ever
  * @e2e: what the responder said of end-to-end credits (enum srdma_e2e)
  * @msn: the newest MSN of an ACK with credits
- * @credits: the credits of that ACK, counted from @msn
+ * @cons_limit: the last message consuming a receive WQE (its cons_seq) the
+ *	credits of that ACK allow: the LSN (9.7.7.2.4) in such messages
  * @credit_idx: SQ index from which to look for the first message after
  *	@msn (srdma_req_consumed())
- * @limited_wait: a request was sent without credit; the next one waits
- *	for an acknowledgment (C9-162, C9-163)
+ * @limited_wait: a request was sent without credit at @limited_psn; the
+ *	next one waits until una passes it (C9-162, C9-163)
+ * @limited_psn: see @limited_wait
  */
 struct srdma_req {
 	u32 fetch;
@@ -283,9 +285,10 @@ struct srdma_req {
 	u32 cons_total;
 	u8 e2e;
 	u32 msn;
-	u32 credits;
+	u32 cons_limit;
 	u32 credit_idx;
 	bool limited_wait;
+	u32 limited_psn;
 };
 
 /**

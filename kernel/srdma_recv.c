@@ -7,8 +7,9 @@
  *   1. length and headers   srdma_pkt_parse(): the BTH and the extended
  *                           headers of its opcode are present, the opcode
  *                           is known, TVer is 0, pad and length agree; an
- *                           RC request that fails only the last two goes
- *                           on, marked invalid, for the responder's NAK
+ *                           RC request whose opcode is unknown, or whose
+ *                           pad or length disagree, goes on, marked
+ *                           invalid, for the responder's NAK
  *   2. P_Key and QP         the P_Key is the port's; the destination QP
  *                           exists, is of the opcode's transport and may
  *                           receive now

@@ -6,8 +6,10 @@
  * Retransmission is go-back-N from the oldest unacknowledged PSN
  * (srdma_req.una); the completer decides when (srdma_comp.c).
  *
- * AckReq goes only where an ACK is waited for (srdma_req_want_ack()). One
- * timer per QP is an event hook of this file:
+ * AckReq goes only where an ACK is waited for (srdma_req_want_ack()).
+ * End-to-end credits (9.7.7.2) limit the messages that consume a receive
+ * WQE: one sent without credit waits for its ACK (srdma_req_limited()).
+ * One timer per QP is an event hook of this file:
  *   probe    armed by a pass that leaves unacknowledged packets of which
  *            none asked for an ACK; on expiry the last one is sent again
  *            with AckReq (srdma_req_probe())
@@ -301,7 +303,10 @@ static bool srdma_req_lazy_ack(const struct srdma_qp *qp)
  * - the last packet of a message sent again (after a go-back-N);
  * - every SRDMA_ACK_REQ_EVERY packets, half the window or half the SQ,
  *   whichever comes first, so that neither fills with packets nobody will
- *   acknowledge; and on the packet that fills the window.
+ *   acknowledge; and on the packet that fills the window;
+ * - a request sent without credit, whose ACK the next one waits for, and
+ *   that packet sent again (C9-163; srdma_req_tx() forces the bit the
+ *   first time).
  *
  * An unsignaled tail is acknowledged by the tail probe.
  *
@@ -317,7 +322,8 @@ bool srdma_req_want_ack(const struct srdma_qp *qp,
 
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return false;
-	if (req->pkts_since_ack_req + 1 >= max_t(u32, every, 1) ||
+	if ((req->limited_wait && psn == req->limited_psn) ||
+	    req->pkts_since_ack_req + 1 >= max_t(u32, every, 1) ||
 	    srdma_psn_diff(psn, req->una) + 1 >= req->cwnd)
 		return true;
 	if (!last)
@@ -532,7 +538,6 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	struct srdma_swqe *sw;
 
 	qp->req.need_retry = false;
-	qp->req.limited_wait = false;
 	srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_RETRANSMITS);
 	qp->req.psn = qp->req.una;
 	qp->req.rd_atomic = 0;
@@ -639,16 +644,17 @@ static bool srdma_wr_consumes(u8 op)
 
 /*
  * The messages consuming a receive WQE whose SSN is at most req.msn: the
- * requester's side of C9-161 (credits count from the MSN). The first
- * message after the MSN is found from req.credit_idx, which only moves
- * on, as the MSN does.
+ * requester's side of C9-161 (credits count from the MSN). Called as the
+ * MSN is taken, before the acknowledgment that carries it completes any
+ * WQE: every WQE before the oldest (own) has an SSN the MSN covers, those
+ * after it are still there. The first message after the MSN is looked for
+ * from req.credit_idx, which moves on as the MSN does (to own at least).
  */
 static u32 srdma_req_consumed(struct srdma_qp *qp)
 {
 	struct srdma_req *req = &qp->req;
 	struct srdma_swqe *sw;
 
-	/* Slots before the oldest WQE may hold new ones: start there. */
 	if ((s32)(req->credit_idx - qp->sq.ring.own) < 0)
 		req->credit_idx = qp->sq.ring.own;
 	for (; req->credit_idx != req->fetch; req->credit_idx++) {
@@ -667,9 +673,9 @@ static u32 srdma_req_consumed(struct srdma_qp *qp)
 /*
  * Is a new request packet of @sw limited (C9-159)? Only a message that
  * consumes a receive WQE is, on an RC connection whose responder gives
- * credits or has not answered yet (C9-156), when its place among such
- * messages after the MSN is beyond the credits. A packet sent again is
- * never limited.
+ * credits or has not answered yet (C9-156), when it is beyond the limit
+ * the last credits set: the requester's LSN, counted in such messages. A
+ * packet sent again is never limited (9.7.7.2.5).
  */
 static bool srdma_req_limited(struct srdma_qp *qp, struct srdma_swqe *sw)
 {
@@ -679,7 +685,7 @@ static bool srdma_req_limited(struct srdma_qp *qp, struct srdma_swqe *sw)
 	    !srdma_wr_consumes(sw->wqe.opcode) ||
 	    srdma_psn_diff(req->psn, req->max_psn) < 0)
 		return false;
-	return sw->cons_seq - srdma_req_consumed(qp) > req->credits;
+	return (s32)(sw->cons_seq - req->cons_limit) > 0;
 }
 
 /*
@@ -703,8 +709,9 @@ static bool srdma_req_limit_ends(const struct srdma_swqe *sw, u32 off,
  *
  * IBTA 9.7.7.2: the requester takes MSN and credits from every such
  * packet, duplicates and the unsolicited ACKs that carry credits included
- * (C9-144, C9-164), unless its MSN is older than one already taken. The
- * "invalid" code turns the connection's credits off.
+ * (C9-144, C9-155, C9-164), unless its MSN is older than one already
+ * taken, or newer than any message sent. The "invalid" code turns the
+ * connection's credits off. Call before the packet completes any WQE.
  *
  * Context: qp->lock held.
  */
@@ -714,19 +721,19 @@ void srdma_req_credits(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	u8 code = srdma_syn_value(pkt->aeth.syndrome);
 
 	lockdep_assert_held(&qp->lock);
-	req->limited_wait = false;
 	if (req->e2e == SRDMA_E2E_OFF)
 		return;
 	if (code == SRDMA_CREDITS_INVALID) {
 		req->e2e = SRDMA_E2E_OFF;
 		return;
 	}
-	if (req->e2e == SRDMA_E2E_ON &&
-	    srdma_psn_diff(pkt->aeth.msn, req->msn) < 0)
+	if ((req->e2e == SRDMA_E2E_ON &&
+	     srdma_psn_diff(pkt->aeth.msn, req->msn) < 0) ||
+	    srdma_psn_diff(pkt->aeth.msn, req->ssn) > 0)
 		return;
 	req->e2e = SRDMA_E2E_ON;
 	req->msn = pkt->aeth.msn;
-	req->credits = srdma_aeth_credits(code);
+	req->cons_limit = srdma_req_consumed(qp) + srdma_aeth_credits(code);
 }
 
 /**
@@ -808,7 +815,13 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		    req->rd_atomic >= max_t(u32, qp->attr.max_rd_atomic, 1))
 			return false;
 
-		/* C9-162: a limited request waits for credit, or goes alone. */
+		/*
+		 * C9-162: a limited request waits for credit, or goes alone
+		 * once the one sent before it is acknowledged.
+		 */
+		if (req->limited_wait &&
+		    srdma_psn_diff(req->una, req->limited_psn) > 0)
+			req->limited_wait = false;
 		limited = srdma_req_limited(qp, sw);
 		if (limited && req->limited_wait)
 			return false;
@@ -836,6 +849,7 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 			srdma_counter_inc(to_sdev(qp->ibqp.device),
 					  SRDMA_CNT_TX_LIMITED);
 			req->limited_wait = stop;
+			req->limited_psn = req->psn;
 		}
 
 		if (srdma_wr_is_read_atomic(sw->wqe.opcode)) {

@@ -750,7 +750,8 @@ static struct sk_buff *srdma_resp_packet(struct srdma_qp *qp,
 	pkt->paylen = paylen;
 	pkt->pad = (4 - (paylen & 3)) & 3;
 	pkt->aeth.msn = qp->resp.msn;
-	if (srdma_syn_type(pkt->aeth.syndrome) == SRDMA_SYN_ACK)
+	if (srdma_syn_type(pkt->aeth.syndrome) == SRDMA_SYN_ACK &&
+	    pkt->opcode != SRDMA_OP_RC_READ_RESP_MIDDLE)	/* no AETH */
 		pkt->aeth.syndrome = srdma_resp_credit_syn(qp);
 	skb = srdma_net_alloc_skb(to_sdev(qp->ibqp.device), &qp->av,
 				  hlen + (linear ? paylen + pkt->pad : 0),

@@ -49,7 +49,7 @@ enum srdma_counter {
 	SRDMA_CNT_RX_RNR_NAKS,		/* RNR NAKs received */
 	SRDMA_CNT_TX_SEQ_NAKS,		/* PSN sequence error NAKs sent */
 	SRDMA_CNT_TX_RNR_NAKS,		/* RNR NAKs sent */
-	SRDMA_CNT_RX_DUPLICATES,	/* duplicate requests answered */
+	SRDMA_CNT_RX_DUPLICATES,	/* duplicate requests */
 	SRDMA_CNT_TAIL_PROBES,		/* unacknowledged tails probed */
 	SRDMA_CNT_TX_LIMITED,		/* request packets sent without credit */
 	SRDMA_CNT_MAX
