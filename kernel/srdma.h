@@ -331,6 +331,41 @@ struct srdma_txs {
 	struct srdma_dst_cache dst;
 };
 
+struct srdma_sqpoll_cpu;
+
+/**
+ * struct srdma_sqpoll_qp - a QP's part in SQ polling (srdma_sqpoll.c)
+ * @entry: in @pc's list while @state is SRDMA_SQPOLL_LISTED or _STEPPING
+ * @pc: the CPU whose poller has or last had the QP, NULL before
+ * @state: enum srdma_sqpoll_state; guarded by @pc's lock
+ * @rearm: a doorbell came while the poller was letting go of the QP;
+ *	guarded by @pc's lock
+ * @linger: the poller waits for new WQEs: passes keep
+ *	SRDMA_RING_KSTATE_POLLING set; read by passes under the QP's lock,
+ *	written with WRITE_ONCE() by the doorbell (under the QP's lock) and
+ *	the poller
+ * @more: the last pass left work; the poller's only
+ * @seen: the producer index before the last pass; the poller's only
+ * @deadline: local_clock() after which an idle QP is let go; the poller's
+ * @sample_cpu: the CPU whose idle time @sample_idle_us is; with
+ *	@sample_ns, written by doorbells without a lock (a hint)
+ * @sample_ns: ktime_get_ns() at the sample
+ * @sample_idle_us: get_cpu_idle_time_us() of @sample_cpu at the sample
+ */
+struct srdma_sqpoll_qp {
+	struct list_head entry;
+	struct srdma_sqpoll_cpu *pc;
+	u8 state;
+	bool rearm;
+	bool linger;
+	bool more;
+	u32 seen;
+	u64 deadline;
+	int sample_cpu;
+	u64 sample_ns;
+	u64 sample_idle_us;
+};
+
 /**
  * struct srdma_qp - queue pair
  * @ibqp: the core's QP
@@ -351,6 +386,7 @@ struct srdma_txs {
  * @rnr_timer: RNR NAK wait, or a tick after a failed allocation (srdma_comp.c)
  * @probe_timer: tail probe (srdma_req.c)
  * @tx_tasklet: continues transmission that exceeded one pass's budget
+ * @sqpoll: a process's SQ polled from another CPU (srdma_sqpoll.c)
  * @tx: the packets built and waiting to be sent, in two streams that
  *	leave independently: responses (ACKs, READ responses, atomic ACKs)
  *	and requests (srdma_tx.c)
@@ -384,6 +420,7 @@ struct srdma_qp {
 	struct timer_list rnr_timer;
 	struct timer_list probe_timer;
 	struct tasklet_struct tx_tasklet;
+	struct srdma_sqpoll_qp sqpoll;
 	struct srdma_txs tx[SRDMA_TX_STREAMS];
 	u32 av_gen;
 	u32 err_idx;
@@ -570,8 +607,15 @@ int srdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 int srdma_recv_wqe_put(struct srdma_wq *wq, const struct ib_recv_wr *wr);
 void srdma_qp_kick(struct srdma_qp *qp);
+bool srdma_qp_step(struct srdma_qp *qp);
 void srdma_qp_run(struct srdma_qp *qp);
 void srdma_qp_tasklet(struct tasklet_struct *t);
+
+/* srdma_sqpoll.c */
+int srdma_sqpoll_init(void);
+void srdma_sqpoll_exit(void);
+bool srdma_sqpoll_doorbell(struct srdma_qp *qp);
+void srdma_sqpoll_stop(struct srdma_qp *qp);
 
 /* srdma_req.c */
 struct srdma_swqe *srdma_swqe_at(struct srdma_qp *qp, u32 idx);

@@ -350,9 +350,12 @@ static int __init srdma_init(void)
 {
 	int err;
 
-	err = srdma_net_init();
+	err = srdma_sqpoll_init();
 	if (err)
 		return err;
+	err = srdma_net_init();
+	if (err)
+		goto err_sqpoll_exit;
 
 	srdma_parent = platform_device_register_simple(SRDMA_DRV_NAME,
 						       PLATFORM_DEVID_NONE,
@@ -374,6 +377,8 @@ err_unregister_parent:
 	platform_device_unregister(srdma_parent);
 err_net_exit:
 	srdma_net_exit();
+err_sqpoll_exit:
+	srdma_sqpoll_exit();
 	return err;
 }
 
@@ -385,6 +390,7 @@ static void __exit srdma_exit(void)
 	platform_device_unregister(srdma_parent);
 	/* Every device has detached: no socket is left open. */
 	srdma_net_exit();
+	srdma_sqpoll_exit();
 	pr_info("softrdma: unloaded\n");
 }
 

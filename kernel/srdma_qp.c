@@ -188,6 +188,8 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	timer_setup(&qp->rnr_timer, srdma_comp_rnr_timeout, 0);
 	timer_setup(&qp->probe_timer, srdma_req_probe_timeout, 0);
 	tasklet_setup(&qp->tx_tasklet, srdma_qp_tasklet);
+	INIT_LIST_HEAD(&qp->sqpoll.entry);
+	qp->sqpoll.sample_cpu = -1;
 	for (i = 0; i < SRDMA_TX_STREAMS; i++)
 		skb_queue_head_init(&qp->tx[i].q);
 
@@ -267,6 +269,7 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	del_timer_sync(&qp->retrans_timer);
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->probe_timer);
+	srdma_sqpoll_stop(qp);
 	tasklet_kill(&qp->tx_tasklet);
 	for (i = 0; i < SRDMA_TX_STREAMS; i++) {
 		skb_queue_purge(&qp->tx[i].q);

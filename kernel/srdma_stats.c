@@ -31,6 +31,7 @@ static const struct rdma_stat_desc srdma_counter_descs[] = {
 	[SRDMA_CNT_RX_DUPLICATES].name = "rx_duplicates",
 	[SRDMA_CNT_TAIL_PROBES].name = "tail_probes",
 	[SRDMA_CNT_TX_LIMITED].name = "tx_limited_packets",
+	[SRDMA_CNT_SQ_POLL_HANDOFFS].name = "sq_poll_handoffs",
 };
 
 static_assert(ARRAY_SIZE(srdma_counter_descs) == SRDMA_CNT_MAX);

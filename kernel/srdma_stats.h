@@ -52,6 +52,7 @@ enum srdma_counter {
 	SRDMA_CNT_RX_DUPLICATES,	/* duplicate requests */
 	SRDMA_CNT_TAIL_PROBES,		/* unacknowledged tails probed */
 	SRDMA_CNT_TX_LIMITED,		/* request packets sent without credit */
+	SRDMA_CNT_SQ_POLL_HANDOFFS,	/* doorbells handed to a polling CPU */
 	SRDMA_CNT_MAX
 };
 

@@ -106,7 +106,8 @@ static bool srdma_qp_update_polling(struct srdma_qp *qp, bool busy)
 
 	if (!qp->is_user || qp->state != IB_QPS_RTS)
 		return false;
-	if (busy) {
+	/* A poller waiting for WQEs (srdma_sqpoll.c) is as good as busy. */
+	if (busy || READ_ONCE(qp->sqpoll.linger)) {
 		WRITE_ONCE(r->ctrl->kstate, ks | SRDMA_RING_KSTATE_POLLING);
 		return false;
 	}
@@ -148,12 +149,13 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 }
 
 /**
- * srdma_qp_run() - One transmit pass
+ * srdma_qp_step() - One transmit pass, leaving the rest to the caller
  * @qp: the QP
  *
  * Context: process or softirq context, not hard interrupt; takes qp->lock.
+ * Return: true when work is left for another pass.
  */
-void srdma_qp_run(struct srdma_qp *qp)
+bool srdma_qp_step(struct srdma_qp *qp)
 {
 	bool more;
 
@@ -163,7 +165,18 @@ void srdma_qp_run(struct srdma_qp *qp)
 	if (srdma_qp_xmit(qp))
 		more = true;
 	srdma_qp_raise_event(qp);
-	if (more)
+	return more;
+}
+
+/**
+ * srdma_qp_run() - One transmit pass; the QP's tasklet does the rest
+ * @qp: the QP
+ *
+ * Context: process or softirq context, not hard interrupt; takes qp->lock.
+ */
+void srdma_qp_run(struct srdma_qp *qp)
+{
+	if (srdma_qp_step(qp))
 		tasklet_schedule(&qp->tx_tasklet);
 }
 
@@ -348,7 +361,8 @@ int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		srdma_qp_kick(qp);
+		if (!srdma_sqpoll_doorbell(qp))
+			srdma_qp_kick(qp);
 		return 0;
 	}
 	if (state < IB_QPS_RTS) {

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Polling a process's SQ from an idle CPU.
+ *
+ * A process posts by writing its mapped SQ ring, and makes the doorbell
+ * system call only while the kernel says it will not look at the ring by
+ * itself (SRDMA_RING_KSTATE_POLLING, softrdma-abi.h). Run inline, the
+ * doorbell's pass sends what was posted; when the peer is on the same host,
+ * or its ACK comes back within the call, nothing is left to wait for when
+ * the call returns, and the next post rings again: a system call per post,
+ * and the posting CPU does all the work, one message after the other.
+ *
+ * When a process streams (the doorbell finds other WQEs outstanding than
+ * the one it announces) and another CPU of its node was idle since the
+ * QP's last doorbell, the doorbell lists the QP with that CPU's poller, a
+ * work item that serves the QPs of its list round robin: a pass for each
+ * QP whose producer index moved or whose last pass left work. A QP stays
+ * listed, with POLLING set, until sq_poll_linger_us pass without a post,
+ * so a process that keeps posting makes no system call: its CPU posts
+ * and polls completions while the poller's sends, the way a NIC works
+ * beside the CPU. A QP with one WQE outstanding (a latency test) keeps
+ * the inline doorbell: a hand-off would add a wake-up to every message.
+ *
+ * The poller only uses a CPU nobody else wants. Doorbells look at the
+ * CPU's idle time (srdma_sqpoll_was_idle()); the poller itself, at its
+ * start and after each round, at whether another task is runnable
+ * (srdma_sqpoll_contended()). When one is, and still is after a short
+ * nap, the poller lets go of its QPs and doorbells stay off the CPU for
+ * SRDMA_SQPOLL_BACKOFF. Sharing a CPU would slow both, say a receiver
+ * busy-polling its CQ and the poller sending to it.
+ *
+ * Context and lifetime: a poller runs in process context on a bound,
+ * CPU-intensive workqueue (it does not hold up other work items of its
+ * CPU), and calls srdma_qp_step() as the doorbell would. A QP is in at
+ * most one poller's list (enum srdma_sqpoll_state); letting go of it
+ * ends with a pass that clears POLLING. srdma_destroy_qp() sets qp->dead,
+ * which makes the poller let go, and waits for that
+ * (srdma_sqpoll_stop()).
+ */
+
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/stat.h>
+#include <linux/tick.h>
+#include <linux/workqueue.h>
+
+#include "srdma.h"
+
+static bool srdma_sqpoll_on = true;
+module_param_named(sq_poll, srdma_sqpoll_on, bool, 0644);
+MODULE_PARM_DESC(sq_poll,
+		 "Poll streaming processes' send queues from an idle CPU (default on)");
+
+static unsigned int srdma_sqpoll_linger_us = 50;
+module_param_named(sq_poll_linger_us, srdma_sqpoll_linger_us, uint, 0644);
+MODULE_PARM_DESC(sq_poll_linger_us,
+		 "How long a poller waits for new WQEs, in microseconds (default 50)");
+
+/* A CPU found busy is left alone for this long (jiffies). */
+#define SRDMA_SQPOLL_BACKOFF	(HZ / 10)
+/* How long a poller steps aside for another task (microseconds). */
+#define SRDMA_SQPOLL_NAP_US	20
+/* CPUs of the node looked at per doorbell for an idle one. */
+#define SRDMA_SQPOLL_SCAN	8
+
+/*
+ * Where a QP stands with the pollers (struct srdma_sqpoll_qp.state):
+ *   IDLE      no poller has it; a doorbell may list it
+ *   LISTED    in a CPU's list, waiting for its turn
+ *   STEPPING  the poller is running a pass for it
+ *   RELEASING the poller took it off its list and runs the last pass that
+ *             clears POLLING; a doorbell now sets rearm, and the poller
+ *             lists the QP again instead of making it IDLE
+ * Only IDLE lets srdma_sqpoll_stop() return.
+ */
+enum srdma_sqpoll_state {
+	SRDMA_SQPOLL_IDLE,
+	SRDMA_SQPOLL_LISTED,
+	SRDMA_SQPOLL_STEPPING,
+	SRDMA_SQPOLL_RELEASING,
+};
+
+/**
+ * struct srdma_sqpoll_cpu - a CPU's poller
+ * @lock: guards @qps and the sqpoll.state and sqpoll.rearm of QPs whose
+ *	sqpoll.pc this is; taken with bottom halves disabled, inside a QP's
+ *	lock (by the doorbell) or alone, never around a QP's lock
+ * @qps: the QPs this CPU polls, served round robin
+ * @work: the poller, queued on this CPU only
+ * @busy_until: jiffies until which doorbells do not come here; written by
+ *	the poller, read by any doorbell
+ * @cpu: this CPU
+ */
+struct srdma_sqpoll_cpu {
+	spinlock_t lock; /* see above */
+	struct list_head qps;
+	struct work_struct work;
+	unsigned long busy_until;
+	int cpu;
+};
+
+static struct workqueue_struct *srdma_sqpoll_wq;
+static DEFINE_PER_CPU(struct srdma_sqpoll_cpu, srdma_sqpoll_cpus);
+
+static bool srdma_sqpoll_busy(int cpu)
+{
+	return time_before(jiffies,
+			   READ_ONCE(per_cpu(srdma_sqpoll_cpus, cpu).busy_until));
+}
+
+/* An idle CPU of the node other than @this, the QP's last one first. */
+static int srdma_sqpoll_pick_cpu(struct srdma_qp *qp, int this)
+{
+	const struct cpumask *node = cpumask_of_node(cpu_to_node(this));
+	int cpu = qp->sqpoll.pc ? qp->sqpoll.pc->cpu : -1;
+	int n = 0;
+
+	if (cpu >= 0 && cpu != this && cpu_online(cpu) &&
+	    !srdma_sqpoll_busy(cpu))
+		return cpu;
+	for_each_cpu_wrap(cpu, node, this) {
+		if (cpu == this || !cpu_online(cpu))
+			continue;
+		if (!srdma_sqpoll_busy(cpu))
+			return cpu;
+		if (++n == SRDMA_SQPOLL_SCAN)
+			break;
+	}
+	return -1;
+}
+
+/*
+ * Was @cpu idle for most of the time since the QP's last doorbell? A CPU
+ * that runs a task (a process polling its CQ, say) is not worth waking a
+ * poller on: it would preempt that task, and the scheduler would move the
+ * task onto the poster's CPU. The first doorbell towards a CPU only
+ * samples it. Where the kernel keeps no idle time (nohz=off), the
+ * poller's own check (srdma_sqpoll_contended()) is all there is.
+ */
+static bool srdma_sqpoll_was_idle(struct srdma_sqpoll_qp *sp, int cpu)
+{
+	u64 idle = get_cpu_idle_time_us(cpu, NULL);
+	u64 now = ktime_get_ns();
+	u64 d_idle = idle - sp->sample_idle_us;
+	u64 d_ns = now - sp->sample_ns;
+	bool known = sp->sample_cpu == cpu;
+
+	if (idle == (u64)-1)
+		return true;
+	sp->sample_cpu = cpu;
+	sp->sample_ns = now;
+	sp->sample_idle_us = idle;
+	return known && d_idle * NSEC_PER_USEC * 2 >= d_ns;
+}
+
+/**
+ * srdma_sqpoll_doorbell() - Hand a process's doorbell to a poller
+ * @qp: the QP whose SQ the process wrote
+ *
+ * Context: process context (the doorbell system call); takes qp->lock,
+ * then a poller's lock.
+ * Return: true when a poller has the QP; false when the caller must run
+ * the pass itself.
+ */
+bool srdma_sqpoll_doorbell(struct srdma_qp *qp)
+{
+	struct srdma_sqpoll_qp *sp = &qp->sqpoll;
+	struct srdma_ring *r = &qp->sq.ring;
+	struct srdma_sqpoll_cpu *pc;
+	bool add = true, wake = false;
+	u32 ks;
+	int cpu;
+
+	if (!READ_ONCE(srdma_sqpoll_on) || num_online_cpus() < 2)
+		return false;
+	/*
+	 * Streaming: WQEs besides the one announced are not yet completed.
+	 * prod is the process's and may be anything: it only picks the
+	 * path, the pass validates it.
+	 */
+	if (READ_ONCE(r->ctrl->prod) - READ_ONCE(r->own) < 2)
+		return false;
+	cpu = srdma_sqpoll_pick_cpu(qp, raw_smp_processor_id());
+	if (cpu < 0 || !srdma_sqpoll_was_idle(sp, cpu))
+		return false;
+	pc = per_cpu_ptr(&srdma_sqpoll_cpus, cpu);
+
+	/*
+	 * Say POLLING now, not when the poller gets to the QP: posts made
+	 * until then need no doorbell of their own. From here on the QP
+	 * gets a pass: from this poller, or from the one that has it now.
+	 * qp->lock serializes doorbells of the process's threads; a QP that
+	 * is IDLE is in no list, so no poller changes its state meanwhile.
+	 */
+	spin_lock_bh(&qp->lock);
+	if (qp->dead || qp->state != IB_QPS_RTS) {
+		spin_unlock_bh(&qp->lock);
+		return false;
+	}
+	WRITE_ONCE(qp->sqpoll.linger, true);
+	ks = READ_ONCE(r->ctrl->kstate);
+	WRITE_ONCE(r->ctrl->kstate, ks | SRDMA_RING_KSTATE_POLLING);
+	if (sp->pc) {
+		spin_lock(&sp->pc->lock);
+		if (sp->state == SRDMA_SQPOLL_RELEASING)
+			sp->rearm = true;
+		add = sp->state == SRDMA_SQPOLL_IDLE;
+		spin_unlock(&sp->pc->lock);
+	}
+	if (add) {
+		spin_lock(&pc->lock);
+		/* A poller with QPs is running: it will get to this one. */
+		wake = list_empty(&pc->qps);
+		sp->pc = pc;
+		sp->state = SRDMA_SQPOLL_LISTED;
+		sp->more = true;
+		list_add_tail(&sp->entry, &pc->qps);
+		spin_unlock(&pc->lock);
+	}
+	spin_unlock_bh(&qp->lock);
+	if (add) {
+		srdma_counter_inc(to_sdev(qp->ibqp.device),
+				  SRDMA_CNT_SQ_POLL_HANDOFFS);
+		if (wake)
+			queue_work_on(cpu, srdma_sqpoll_wq, &pc->work);
+	}
+	return true;
+}
+
+/*
+ * Another task is runnable on the poller's CPU. It may be passing through
+ * (a kworker, an RCU thread): the poller sleeps briefly to let it run. If
+ * it is still runnable after that, it wants the CPU (a process polling
+ * its CQ, say): the poller lets go of its QPs and doorbells stay off the
+ * CPU for SRDMA_SQPOLL_BACKOFF.
+ */
+static bool srdma_sqpoll_contended(struct srdma_sqpoll_cpu *pc)
+{
+	if (single_task_running())
+		return false;
+	usleep_range(SRDMA_SQPOLL_NAP_US, 2 * SRDMA_SQPOLL_NAP_US);
+	if (single_task_running())
+		return false;
+	WRITE_ONCE(pc->busy_until, jiffies + SRDMA_SQPOLL_BACKOFF);
+	return true;
+}
+
+/*
+ * One turn of a listed QP: a pass when the process posted or the last
+ * pass left work. Return: true to keep the QP, false to let it go (idle
+ * for the linger time, dead, out of RTS, or the CPU is wanted).
+ */
+static bool srdma_sqpoll_serve(struct srdma_qp *qp, bool *stepped,
+			       bool drain)
+{
+	struct srdma_sqpoll_qp *sp = &qp->sqpoll;
+	u32 prod = READ_ONCE(qp->sq.ring.ctrl->prod);
+
+	if (drain || READ_ONCE(qp->dead) || READ_ONCE(qp->state) != IB_QPS_RTS)
+		return false;
+	if (sp->more || prod != sp->seen) {
+		sp->seen = prod;
+		sp->more = srdma_qp_step(qp);
+		sp->deadline = local_clock() +
+			       (u64)READ_ONCE(srdma_sqpoll_linger_us) *
+			       NSEC_PER_USEC;
+		*stepped = true;
+		return true;
+	}
+	return local_clock() < sp->deadline;
+}
+
+/*
+ * Let go of a QP the poller took off its list: the last pass clears
+ * POLLING and looks at the producer index again
+ * (srdma_qp_update_polling()), so a WQE posted while the bit was still
+ * set is not left behind; a doorbell meanwhile lists it again.
+ */
+static void srdma_sqpoll_release(struct srdma_sqpoll_cpu *pc,
+				 struct srdma_qp *qp)
+{
+	WRITE_ONCE(qp->sqpoll.linger, false);
+	srdma_qp_run(qp);
+	spin_lock_bh(&pc->lock);
+	if (qp->sqpoll.rearm && !READ_ONCE(qp->dead)) {
+		WRITE_ONCE(qp->sqpoll.linger, true);
+		qp->sqpoll.more = true;
+		qp->sqpoll.state = SRDMA_SQPOLL_LISTED;
+		list_add_tail(&qp->sqpoll.entry, &pc->qps);
+	} else {
+		qp->sqpoll.state = SRDMA_SQPOLL_IDLE;
+	}
+	qp->sqpoll.rearm = false;
+	spin_unlock_bh(&pc->lock);
+	wake_up_var(&qp->sqpoll.state);
+}
+
+/*
+ * The poller: serves its QPs round robin while any has work or lingers,
+ * and stops when its list is empty.
+ *
+ * Context: process context, on its own CPU (the workqueue is bound);
+ * takes the QPs' locks through srdma_qp_step().
+ */
+static void srdma_sqpoll_cpu_work(struct work_struct *work)
+{
+	struct srdma_sqpoll_cpu *pc =
+		container_of(work, struct srdma_sqpoll_cpu, work);
+	bool stepped = false, keep, drain;
+	struct srdma_qp *qp, *first = NULL;
+
+	/* Before the first pass: a CPU that is not idle is not used at all. */
+	drain = srdma_sqpoll_contended(pc);
+	for (;;) {
+		spin_lock_bh(&pc->lock);
+		qp = list_first_entry_or_null(&pc->qps, struct srdma_qp,
+					      sqpoll.entry);
+		if (!qp) {
+			spin_unlock_bh(&pc->lock);
+			break;
+		}
+		list_move_tail(&qp->sqpoll.entry, &pc->qps);
+		qp->sqpoll.state = SRDMA_SQPOLL_STEPPING;
+		spin_unlock_bh(&pc->lock);
+
+		keep = srdma_sqpoll_serve(qp, &stepped, drain);
+
+		spin_lock_bh(&pc->lock);
+		if (keep) {
+			qp->sqpoll.state = SRDMA_SQPOLL_LISTED;
+		} else {
+			list_del_init(&qp->sqpoll.entry);
+			qp->sqpoll.state = SRDMA_SQPOLL_RELEASING;
+		}
+		spin_unlock_bh(&pc->lock);
+		if (!keep) {
+			if (qp == first)
+				first = NULL;
+			srdma_sqpoll_release(pc, qp);
+			continue;
+		}
+
+		/* A round ends when the list comes back to its first QP. */
+		if (!first) {
+			first = qp;
+			continue;
+		}
+		if (qp != first)
+			continue;
+		if (!drain && srdma_sqpoll_contended(pc))
+			drain = true;
+		if (!stepped)
+			cpu_relax();
+		stepped = false;
+		cond_resched();
+	}
+}
+
+static bool srdma_sqpoll_idle(struct srdma_sqpoll_cpu *pc,
+			      struct srdma_qp *qp)
+{
+	bool idle;
+
+	spin_lock_bh(&pc->lock);
+	idle = qp->sqpoll.state == SRDMA_SQPOLL_IDLE;
+	spin_unlock_bh(&pc->lock);
+	return idle;
+}
+
+/**
+ * srdma_sqpoll_stop() - Take a QP from the pollers for good
+ * @qp: the QP, with qp->dead set
+ *
+ * Context: process context (destroy); may sleep until the poller that
+ * has the QP lets go of it.
+ */
+void srdma_sqpoll_stop(struct srdma_qp *qp)
+{
+	struct srdma_sqpoll_cpu *pc = qp->sqpoll.pc;
+
+	if (!pc)
+		return;
+	spin_lock_bh(&pc->lock);
+	if (qp->sqpoll.state == SRDMA_SQPOLL_LISTED) {
+		list_del_init(&qp->sqpoll.entry);
+		qp->sqpoll.state = SRDMA_SQPOLL_IDLE;
+	}
+	spin_unlock_bh(&pc->lock);
+	/* STEPPING or RELEASING: the poller sees qp->dead and lets go. */
+	wait_var_event(&qp->sqpoll.state, srdma_sqpoll_idle(pc, qp));
+}
+
+/**
+ * srdma_sqpoll_init() - Create the pollers
+ *
+ * Context: module load.
+ * Return: 0 or -ENOMEM.
+ */
+int srdma_sqpoll_init(void)
+{
+	struct srdma_sqpoll_cpu *pc;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		pc = per_cpu_ptr(&srdma_sqpoll_cpus, cpu);
+		spin_lock_init(&pc->lock);
+		INIT_LIST_HEAD(&pc->qps);
+		INIT_WORK(&pc->work, srdma_sqpoll_cpu_work);
+		pc->cpu = cpu;
+	}
+	srdma_sqpoll_wq = alloc_workqueue("srdma_sqpoll",
+					  WQ_HIGHPRI | WQ_CPU_INTENSIVE, 0);
+	return srdma_sqpoll_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * srdma_sqpoll_exit() - Destroy the pollers
+ *
+ * Context: module unload, after every QP is destroyed: the lists are
+ * empty; destroy_workqueue() waits for pollers still finishing.
+ */
+void srdma_sqpoll_exit(void)
+{
+	destroy_workqueue(srdma_sqpoll_wq);
+}
