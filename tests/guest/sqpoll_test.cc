@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// SQ polling (kernel/srdma_sqpoll.c), part of srdma_rc_test: A streams
+// requests to B. When a process streams and another CPU is idle, a
+// softrdma doorbell hands the QP to a poller on that CPU, which picks up
+// new WQEs without doorbells until the stream pauses. These tests check
+// what a process sees while a poller has its QP: every request arrives,
+// completions come in order, and a QP destroyed or moved to the error
+// state under a poller is let go cleanly (the suite then checks the
+// kernel log).
+//
+// Topology and environment as for rc_test.cc (tests/guest/pair.sh).
+
+#include <infiniband/verbs.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "verbs_pair.h"
+
+namespace {
+
+using namespace srdma_test;
+
+constexpr uint32_t kDepth = 256;
+
+// "Y" when softrdma is loaded with the SQ poller on.
+bool SqPollOn() {
+  FILE* f = std::fopen("/sys/module/softrdma/parameters/sq_poll", "r");
+  char c = 0;
+  if (!f) return false;
+  if (std::fscanf(f, " %c", &c) != 1) c = 0;
+  std::fclose(f);
+  return c == 'Y' || c == '1';
+}
+
+class SqPollTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    a_dev_ = OpenDev(Env("SRDMA_DEV_A", "srdma0"), Env("SRDMA_IP_A", "10.80.0.1")).release();
+    b_dev_ = OpenDev(Env("SRDMA_DEV_B", "srdma1"), Env("SRDMA_IP_B", "10.80.0.2")).release();
+  }
+  static void TearDownTestSuite() {
+    delete a_dev_;
+    delete b_dev_;
+    a_dev_ = b_dev_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_TRUE(a_dev_ && a_dev_->pd && a_dev_->gid_index >= 0) << "device A";
+    ASSERT_TRUE(b_dev_ && b_dev_->pd && b_dev_->gid_index >= 0) << "device B";
+    if (Env("SRDMA_KIND_A", "softrdma") != "softrdma")
+      GTEST_SKIP() << "the requester under test is softrdma's";
+    mtu_ = std::min(a_dev_->active_mtu, b_dev_->active_mtu);
+  }
+
+  // A fresh pair of connected QPs, A's SQ kDepth deep.
+  void Pair(End* a, End* b, size_t bytes) {
+    ASSERT_TRUE(MakeEnd(a_dev_, a, bytes, kDepth));
+    ASSERT_TRUE(MakeEnd(b_dev_, b, bytes, kDepth));
+    ASSERT_EQ(Connect(a, b, mtu_, ConnOpts()), 0);
+    ASSERT_EQ(Connect(b, a, mtu_, ConnOpts()), 0);
+  }
+
+  // WRITE @len bytes at @off of A's buffer to the same offset of B's.
+  static int Write(End* a, End* b, uint64_t id, size_t off, size_t len, bool signaled) {
+    ibv_sge sge = {(uintptr_t)a->buf.data() + off, (uint32_t)len, a->mr->lkey};
+    ibv_send_wr wr = {}, *bad;
+    wr.wr_id = id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+    wr.wr.rdma.remote_addr = (uintptr_t)b->buf.data() + off;
+    wr.wr.rdma.rkey = b->mr->rkey;
+    return ibv_post_send(a->qp, &wr, &bad);
+  }
+
+  static Dev* a_dev_;
+  static Dev* b_dev_;
+  ibv_mtu mtu_ = IBV_MTU_1024;
+};
+
+Dev* SqPollTest::a_dev_ = nullptr;
+Dev* SqPollTest::b_dev_ = nullptr;
+
+// A stream of small WRITEs, one in 32 signaled, the SQ kept nearly full
+// as perftest's ib_write_bw does: every byte arrives, every signaled WQE
+// completes successfully and in order. With a second CPU idle (nothing
+// else runs in the guest) the stream is handed to a poller.
+TEST_F(SqPollTest, StreamOfWritesArrivesWhole) {
+  constexpr uint32_t kWrites = 20000, kLen = 16, kEvery = 32;
+  End a, b;
+  Pair(&a, &b, size_t(kWrites) * kLen);
+  Fill(a.buf, 0, a.buf.size(), 17);
+  const long before = ReadCounter(a_dev_->ctx, "sq_poll_handoffs");
+
+  uint32_t posted = 0, done = 0;
+  while (done < kWrites) {
+    while (posted < kWrites && posted - done < kDepth - kEvery) {
+      const bool sig = (posted + 1) % kEvery == 0 || posted + 1 == kWrites;
+      ASSERT_EQ(Write(&a, &b, posted, size_t(posted) * kLen, kLen, sig), 0) << posted;
+      posted++;
+    }
+    auto wc = Poll(a.cq, 1);
+    ASSERT_FALSE(wc.empty()) << "no completion after " << done;
+    for (const ibv_wc& c : wc) {
+      ASSERT_EQ(c.status, IBV_WC_SUCCESS) << ibv_wc_status_str(c.status);
+      ASSERT_GE(c.wr_id, done) << "completions out of order";
+      done = uint32_t(c.wr_id) + 1;
+    }
+  }
+  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), a.buf.size()), 0);
+
+  if (SqPollOn() && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+    EXPECT_GT(ReadCounter(a_dev_->ctx, "sq_poll_handoffs"), before)
+        << "a stream with an idle CPU was never handed to a poller";
+  }
+}
+
+// Destroying a QP with a full SQ just posted, while a poller may be
+// serving it: destroy waits for the poller to let go, and the next QP
+// works. Many rounds, to meet the poller in each of its states.
+TEST_F(SqPollTest, DestroyWhilePolled) {
+  constexpr uint32_t kLen = 256;
+  for (int round = 0; round < 30; round++) {
+    End a, b;
+    Pair(&a, &b, size_t(kDepth) * kLen);
+    for (uint32_t i = 0; i < kDepth - 1; i++)
+      ASSERT_EQ(Write(&a, &b, i, size_t(i) * kLen, kLen, i % 16 == 15), 0);
+    // Some rounds wait a little: the poller then is mid-stream.
+    if (round % 3)
+      usleep(50 * (round % 7));
+    ASSERT_EQ(ibv_destroy_qp(a.qp), 0) << "round " << round;
+    a.qp = nullptr;
+  }
+  End a, b;
+  Pair(&a, &b, 4096);
+  Fill(a.buf, 0, 4096, 5);
+  ASSERT_EQ(Write(&a, &b, 1, 0, 4096, true), 0);
+  auto wc = Poll(a.cq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), 4096), 0);
+}
+
+// Moving A to the error state under a poller: every WQE completes once,
+// in order, those before the move successfully and the rest flushed
+// (IBTA 10.3.1: no WQE is lost or completed twice).
+TEST_F(SqPollTest, ErrorWhilePolledFlushesInOrder) {
+  constexpr uint32_t kWrites = kDepth - 1, kLen = 1024;
+  End a, b;
+  Pair(&a, &b, size_t(kWrites) * kLen);
+  for (uint32_t i = 0; i < kWrites; i++)
+    ASSERT_EQ(Write(&a, &b, i, size_t(i) * kLen, kLen, true), 0);
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE), 0);
+
+  auto wc = Poll(a.cq, kWrites);
+  ASSERT_EQ(wc.size(), size_t(kWrites));
+  bool flushing = false;
+  for (uint32_t i = 0; i < kWrites; i++) {
+    EXPECT_EQ(wc[i].wr_id, i);
+    if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
+      flushing = true;
+    } else {
+      EXPECT_TRUE(!flushing && wc[i].status == IBV_WC_SUCCESS)
+          << i << ": " << ibv_wc_status_str(wc[i].status);
+    }
+  }
+  EXPECT_TRUE(Poll(a.cq, 1, 200).empty()) << "a WQE completed twice";
+}
+
+}  // namespace
