@@ -26,25 +26,14 @@ namespace {
 
 using namespace srdma_test;
 
-class CreditTest : public ::testing::Test {
+class CreditTest : public PairFixture {
  protected:
-  static void SetUpTestSuite() {
-    a_dev_ = OpenDev(Env("SRDMA_DEV_A", "srdma0"), Env("SRDMA_IP_A", "10.80.0.1")).release();
-    b_dev_ = OpenDev(Env("SRDMA_DEV_B", "srdma1"), Env("SRDMA_IP_B", "10.80.0.2")).release();
-  }
-  static void TearDownTestSuite() {
-    delete a_dev_;
-    delete b_dev_;
-    a_dev_ = b_dev_ = nullptr;
-  }
-
   void SetUp() override {
-    ASSERT_TRUE(a_dev_ && a_dev_->pd && a_dev_->gid_index >= 0) << "device A";
-    ASSERT_TRUE(b_dev_ && b_dev_->pd && b_dev_->gid_index >= 0) << "device B";
+    PairFixture::SetUp();
+    if (HasFatalFailure()) return;
     if (Env("SRDMA_KIND_A", "softrdma") != "softrdma")
       GTEST_SKIP() << "the requester under test is softrdma's";
     b_credits_ = Env("SRDMA_KIND_B", "softrdma") == "softrdma";
-    mtu_ = std::min(a_dev_->active_mtu, b_dev_->active_mtu);
     ASSERT_TRUE(MakeEnd(a_dev_, &a_, 1 << 16));
     ASSERT_TRUE(MakeEnd(b_dev_, &b_, 1 << 16));
     ConnOpts o;
@@ -78,15 +67,9 @@ class CreditTest : public ::testing::Test {
     ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
   }
 
-  static Dev* a_dev_;
-  static Dev* b_dev_;
   bool b_credits_ = true;
-  ibv_mtu mtu_ = IBV_MTU_1024;
   End a_, b_;
 };
-
-Dev* CreditTest::a_dev_ = nullptr;
-Dev* CreditTest::b_dev_ = nullptr;
 
 // C9-156: before the responder's first ACK the requester has no credit; a
 // message of several packets starts with one packet alone, then goes on

@@ -34,26 +34,8 @@ namespace {
 
 using namespace srdma_test;
 
-class RcTest : public ::testing::Test {
+class RcTest : public PairFixture {
  protected:
-  static void SetUpTestSuite() {
-    a_dev_ = OpenDev(Env("SRDMA_DEV_A", "srdma0"), Env("SRDMA_IP_A", "10.80.0.1")).release();
-    b_dev_ = OpenDev(Env("SRDMA_DEV_B", "srdma1"), Env("SRDMA_IP_B", "10.80.0.2")).release();
-  }
-  static void TearDownTestSuite() {
-    delete a_dev_;
-    delete b_dev_;
-    a_dev_ = b_dev_ = nullptr;
-  }
-
-  void SetUp() override {
-    ASSERT_TRUE(a_dev_ && a_dev_->pd) << "device A";
-    ASSERT_TRUE(b_dev_ && b_dev_->pd) << "device B";
-    ASSERT_GE(a_dev_->gid_index, 0) << "no RoCEv2 GID on A";
-    ASSERT_GE(b_dev_->gid_index, 0) << "no RoCEv2 GID on B";
-    mtu_ = std::min(a_dev_->active_mtu, b_dev_->active_mtu);
-  }
-
   void Pair(size_t bytes, const ConnOpts& o = {}, uint32_t depth = 64) {
     ASSERT_TRUE(MakeEnd(a_dev_, &a_, bytes, depth));
     ASSERT_TRUE(MakeEnd(b_dev_, &b_, bytes, depth));
@@ -101,14 +83,8 @@ class RcTest : public ::testing::Test {
     return ibv_post_send(a_.qp, &wr, &bad);
   }
 
-  static Dev* a_dev_;
-  static Dev* b_dev_;
-  ibv_mtu mtu_ = IBV_MTU_1024;
   End a_, b_;
 };
-
-Dev* RcTest::a_dev_ = nullptr;
-Dev* RcTest::b_dev_ = nullptr;
 
 std::vector<size_t> Sizes(int pmtu) {
   return {0, 1, 63, (size_t)pmtu - 1, (size_t)pmtu, (size_t)pmtu + 1,

@@ -39,24 +39,13 @@ bool SqPollOn() {
   return c == 'Y' || c == '1';
 }
 
-class SqPollTest : public ::testing::Test {
+class SqPollTest : public PairFixture {
  protected:
-  static void SetUpTestSuite() {
-    a_dev_ = OpenDev(Env("SRDMA_DEV_A", "srdma0"), Env("SRDMA_IP_A", "10.80.0.1")).release();
-    b_dev_ = OpenDev(Env("SRDMA_DEV_B", "srdma1"), Env("SRDMA_IP_B", "10.80.0.2")).release();
-  }
-  static void TearDownTestSuite() {
-    delete a_dev_;
-    delete b_dev_;
-    a_dev_ = b_dev_ = nullptr;
-  }
-
   void SetUp() override {
-    ASSERT_TRUE(a_dev_ && a_dev_->pd && a_dev_->gid_index >= 0) << "device A";
-    ASSERT_TRUE(b_dev_ && b_dev_->pd && b_dev_->gid_index >= 0) << "device B";
+    PairFixture::SetUp();
+    if (HasFatalFailure()) return;
     if (Env("SRDMA_KIND_A", "softrdma") != "softrdma")
       GTEST_SKIP() << "the requester under test is softrdma's";
-    mtu_ = std::min(a_dev_->active_mtu, b_dev_->active_mtu);
   }
 
   // A fresh pair of connected QPs, A's SQ kDepth deep.
@@ -81,13 +70,7 @@ class SqPollTest : public ::testing::Test {
     return ibv_post_send(a->qp, &wr, &bad);
   }
 
-  static Dev* a_dev_;
-  static Dev* b_dev_;
-  ibv_mtu mtu_ = IBV_MTU_1024;
 };
-
-Dev* SqPollTest::a_dev_ = nullptr;
-Dev* SqPollTest::b_dev_ = nullptr;
 
 // A stream of small WRITEs, one in 32 signaled, the SQ kept nearly full
 // as perftest's ib_write_bw does: every byte arrives, every signaled WQE

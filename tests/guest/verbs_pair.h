@@ -11,6 +11,7 @@
 #include <infiniband/verbs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace srdma_test {
 
@@ -228,6 +231,33 @@ inline long ReadCounter(ibv_context* ctx, const char* name) {
   std::fclose(f);
   return v;
 }
+
+// A fixture that opens devices A and B (SRDMA_DEV_A/B at SRDMA_IP_A/B)
+// once per test suite and checks them before each test.
+class PairFixture : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    a_dev_ = OpenDev(Env("SRDMA_DEV_A", "srdma0"), Env("SRDMA_IP_A", "10.80.0.1")).release();
+    b_dev_ = OpenDev(Env("SRDMA_DEV_B", "srdma1"), Env("SRDMA_IP_B", "10.80.0.2")).release();
+  }
+  static void TearDownTestSuite() {
+    delete a_dev_;
+    delete b_dev_;
+    a_dev_ = b_dev_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_TRUE(a_dev_ && a_dev_->pd) << "device A";
+    ASSERT_TRUE(b_dev_ && b_dev_->pd) << "device B";
+    ASSERT_GE(a_dev_->gid_index, 0) << "no RoCEv2 GID on A";
+    ASSERT_GE(b_dev_->gid_index, 0) << "no RoCEv2 GID on B";
+    mtu_ = std::min(a_dev_->active_mtu, b_dev_->active_mtu);
+  }
+
+  static inline Dev* a_dev_ = nullptr;
+  static inline Dev* b_dev_ = nullptr;
+  ibv_mtu mtu_ = IBV_MTU_1024;
+};
 
 }  // namespace srdma_test
 
