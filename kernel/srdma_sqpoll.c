@@ -23,7 +23,7 @@
  *
  * The poller only uses a CPU nobody else wants. Doorbells look at the
  * CPU's idle time (srdma_sqpoll_was_idle()); the poller itself, at its
- * start and after each round, at whether another task is runnable
+ * start and after each turn, at whether another task is runnable
  * (srdma_sqpoll_contended()). When one is, and still is after a short
  * nap, the poller lets go of its QPs and doorbells stay off the CPU for
  * SRDMA_SQPOLL_BACKOFF. Sharing a CPU would slow both, say a receiver
@@ -62,6 +62,8 @@ MODULE_PARM_DESC(sq_poll_linger_us,
 #define SRDMA_SQPOLL_NAP_US	20
 /* CPUs of the node looked at per doorbell for an idle one. */
 #define SRDMA_SQPOLL_SCAN	8
+/* The shortest window over which a CPU's idle time is judged. */
+#define SRDMA_SQPOLL_WINDOW_NS	(10 * NSEC_PER_USEC)
 
 /*
  * Where a QP stands with the pollers (struct srdma_sqpoll_qp.state):
@@ -112,7 +114,8 @@ static bool srdma_sqpoll_busy(int cpu)
 static int srdma_sqpoll_pick_cpu(struct srdma_qp *qp, int this)
 {
 	const struct cpumask *node = cpumask_of_node(cpu_to_node(this));
-	int cpu = qp->sqpoll.pc ? qp->sqpoll.pc->cpu : -1;
+	struct srdma_sqpoll_cpu *last = READ_ONCE(qp->sqpoll.pc);
+	int cpu = last ? last->cpu : -1;
 	int n = 0;
 
 	if (cpu >= 0 && cpu != this && cpu_online(cpu) &&
@@ -130,7 +133,7 @@ static int srdma_sqpoll_pick_cpu(struct srdma_qp *qp, int this)
 }
 
 /*
- * Was @cpu idle for most of the time since the QP's last doorbell? A CPU
+ * Was @cpu idle for half the time since the QP's last judged doorbell? A CPU
  * that runs a task (a process polling its CQ, say) is not worth waking a
  * poller on: it would preempt that task, and the scheduler would move the
  * task onto the poster's CPU. The first doorbell towards a CPU only
@@ -141,16 +144,25 @@ static bool srdma_sqpoll_was_idle(struct srdma_sqpoll_qp *sp, int cpu)
 {
 	u64 idle = get_cpu_idle_time_us(cpu, NULL);
 	u64 now = ktime_get_ns();
-	u64 d_idle = idle - sp->sample_idle_us;
-	u64 d_ns = now - sp->sample_ns;
-	bool known = sp->sample_cpu == cpu;
+	s64 d_idle = (s64)(idle - READ_ONCE(sp->sample_idle_us));
+	s64 d_ns = (s64)(now - READ_ONCE(sp->sample_ns));
+	bool idle_enough;
 
 	if (idle == (u64)-1)
 		return true;
-	sp->sample_cpu = cpu;
-	sp->sample_ns = now;
-	sp->sample_idle_us = idle;
-	return known && d_idle * NSEC_PER_USEC * 2 >= d_ns;
+	if (READ_ONCE(sp->sample_cpu) == cpu) {
+		/* Too short a window says nothing (idle time is in usec). */
+		if (d_ns < SRDMA_SQPOLL_WINDOW_NS)
+			return false;
+		/* 6.1 reads another CPU's idle time unlocked: it may step back. */
+		idle_enough = d_idle > 0 && d_idle * NSEC_PER_USEC * 2 >= d_ns;
+	} else {
+		idle_enough = false;
+	}
+	WRITE_ONCE(sp->sample_cpu, cpu);
+	WRITE_ONCE(sp->sample_ns, now);
+	WRITE_ONCE(sp->sample_idle_us, idle);
+	return idle_enough;
 }
 
 /**
@@ -211,7 +223,7 @@ bool srdma_sqpoll_doorbell(struct srdma_qp *qp)
 		spin_lock(&pc->lock);
 		/* A poller with QPs is running: it will get to this one. */
 		wake = list_empty(&pc->qps);
-		sp->pc = pc;
+		WRITE_ONCE(sp->pc, pc);
 		sp->state = SRDMA_SQPOLL_LISTED;
 		sp->more = true;
 		list_add_tail(&sp->entry, &pc->qps);
@@ -274,23 +286,32 @@ static bool srdma_sqpoll_serve(struct srdma_qp *qp, bool *stepped,
  * Let go of a QP the poller took off its list: the last pass clears
  * POLLING and looks at the producer index again
  * (srdma_qp_update_polling()), so a WQE posted while the bit was still
- * set is not left behind; a doorbell meanwhile lists it again.
+ * set is not left behind. A doorbell meanwhile (rearm) lists it again, or,
+ * when the poller is giving its CPU back (@drain), leaves it to the QP's
+ * tasklet: linger, which that doorbell set, is cleared first, under the
+ * lock the doorbell took after setting it, so the tasklet's pass clears
+ * POLLING and reads the producer index again.
  */
 static void srdma_sqpoll_release(struct srdma_sqpoll_cpu *pc,
-				 struct srdma_qp *qp)
+				 struct srdma_qp *qp, bool drain)
 {
 	WRITE_ONCE(qp->sqpoll.linger, false);
 	srdma_qp_run(qp);
 	spin_lock_bh(&pc->lock);
-	if (qp->sqpoll.rearm && !READ_ONCE(qp->dead)) {
+	if (qp->sqpoll.rearm && !READ_ONCE(qp->dead) && !drain) {
 		WRITE_ONCE(qp->sqpoll.linger, true);
 		qp->sqpoll.more = true;
 		qp->sqpoll.state = SRDMA_SQPOLL_LISTED;
 		list_add_tail(&qp->sqpoll.entry, &pc->qps);
 	} else {
+		WRITE_ONCE(qp->sqpoll.linger, false);
+		/* Before IDLE: destroy kills the tasklet after that. */
+		if (qp->sqpoll.rearm && !READ_ONCE(qp->dead))
+			tasklet_schedule(&qp->tx_tasklet);
 		qp->sqpoll.state = SRDMA_SQPOLL_IDLE;
 	}
 	qp->sqpoll.rearm = false;
+	/* The QP may be freed once IDLE: only its address is used below. */
 	spin_unlock_bh(&pc->lock);
 	wake_up_var(&qp->sqpoll.state);
 }
@@ -306,8 +327,8 @@ static void srdma_sqpoll_cpu_work(struct work_struct *work)
 {
 	struct srdma_sqpoll_cpu *pc =
 		container_of(work, struct srdma_sqpoll_cpu, work);
-	bool stepped = false, keep, drain;
-	struct srdma_qp *qp, *first = NULL;
+	bool stepped, keep, drain;
+	struct srdma_qp *qp;
 
 	/* Before the first pass: a CPU that is not idle is not used at all. */
 	drain = srdma_sqpoll_contended(pc);
@@ -323,6 +344,7 @@ static void srdma_sqpoll_cpu_work(struct work_struct *work)
 		qp->sqpoll.state = SRDMA_SQPOLL_STEPPING;
 		spin_unlock_bh(&pc->lock);
 
+		stepped = false;
 		keep = srdma_sqpoll_serve(qp, &stepped, drain);
 
 		spin_lock_bh(&pc->lock);
@@ -333,25 +355,17 @@ static void srdma_sqpoll_cpu_work(struct work_struct *work)
 			qp->sqpoll.state = SRDMA_SQPOLL_RELEASING;
 		}
 		spin_unlock_bh(&pc->lock);
-		if (!keep) {
-			if (qp == first)
-				first = NULL;
-			srdma_sqpoll_release(pc, qp);
-			continue;
-		}
+		if (!keep)
+			srdma_sqpoll_release(pc, qp, drain);
 
-		/* A round ends when the list comes back to its first QP. */
-		if (!first) {
-			first = qp;
-			continue;
-		}
-		if (qp != first)
-			continue;
+		/*
+		 * After every turn: single_task_running() is a read of the
+		 * run queue, and cond_resched() a test of a flag.
+		 */
 		if (!drain && srdma_sqpoll_contended(pc))
 			drain = true;
 		if (!stepped)
 			cpu_relax();
-		stepped = false;
 		cond_resched();
 	}
 }
