@@ -645,6 +645,7 @@ void srdma_comp_rnr_timeout(struct timer_list *t);
 void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		    const struct sk_buff *skb);
 bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
+bool srdma_res_reusable(const struct srdma_rd_res *res);
 int srdma_resp_take_rwqe(struct srdma_qp *qp);
 void srdma_uc_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		  const struct sk_buff *skb);

@@ -197,6 +197,7 @@ struct srdma_kreg {
 /**
  * struct srdma_rd_res - a responder resource (IBTA 9.7.5.1.4, C9-150)
  * @type: 0 (free), SRDMA_RES_READ or SRDMA_RES_ATOMIC
+ * @replay: answering a duplicate of its request (9.7.5.1.4)
  * @first_psn: PSN of the request
  * @last_psn: PSN of its last response
  * @va: READ: next address to send; ATOMIC: target address
@@ -208,6 +209,7 @@ struct srdma_kreg {
  */
 struct srdma_rd_res {
 	u8 type;
+	bool replay;
 	u32 first_psn;
 	u32 last_psn;
 	u64 va;

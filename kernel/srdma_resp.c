@@ -423,6 +423,34 @@ static void srdma_resp_res_busy(struct srdma_resp *resp, u32 slot)
 	resp->res_busy = true;
 }
 
+/* Pending work of a resource: READ responses or an atomic ACK to send. */
+static bool srdma_res_pending(const struct srdma_rd_res *res)
+{
+	if (res->type == SRDMA_RES_READ)
+		return srdma_psn_diff(res->next_psn, res->last_psn) <= 0;
+	return res->type == SRDMA_RES_ATOMIC && res->resid;
+}
+
+/**
+ * srdma_res_reusable() - May the oldest responder resource take a new
+ *	READ or atomic?
+ * @res: the resource
+ *
+ * One that has answered is kept only for duplicates of its request: a
+ * requester within max_rd_atomic that sends a new one has had every
+ * response of the oldest, so a duplicate being answered again (@replay)
+ * was sent before those arrived and is given up. One still answering
+ * the first time means more READ/atomics in flight than
+ * max_dest_rd_atomic: a NAK invalid request (C9-86).
+ *
+ * Context: any; qp->lock held for a live QP's resource.
+ */
+bool srdma_res_reusable(const struct srdma_rd_res *res)
+{
+	return !srdma_res_pending(res) || res->replay;
+}
+
+/* The oldest responder resource for a new READ or atomic, or NULL. */
 static struct srdma_rd_res *srdma_resp_new_res(struct srdma_qp *qp)
 {
 	struct srdma_resp *resp = &qp->resp;
@@ -432,6 +460,11 @@ static struct srdma_rd_res *srdma_resp_new_res(struct srdma_qp *qp)
 	if (!resp->nres)
 		return NULL;
 	res = &resp->res[slot];
+	if (!srdma_res_reusable(res)) {
+		srdma_qp_dbg(qp, "more than %u READ/atomics in flight\n",
+			     resp->nres);
+		return NULL;
+	}
 	resp->res_next = (slot + 1) % resp->nres;
 	/* The oldest is reused: the scan starts at the new oldest. */
 	if (resp->res_busy && resp->res_first == slot)
@@ -454,7 +487,6 @@ static void srdma_resp_read(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	}
 	res = srdma_resp_new_res(qp);
 	if (!res) {
-		/* 9.9.2: more READ/atomics than max_dest_rd_atomic. */
 		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		return;
 	}
@@ -477,23 +509,21 @@ static void srdma_resp_atomic(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	struct srdma_mr *mr;
 	u64 mva;
 
-	if ((pkt->atmeth.va & (sizeof(u64) - 1)) ||
-	    !srdma_resp_rkey_ok(qp, pkt->atmeth.rkey, pkt->atmeth.va,
-				sizeof(u64), IB_ACCESS_REMOTE_ATOMIC)) {
-		/* 9.9.2: a misaligned atomic is an invalid request. */
-		srdma_resp_nak_fatal(qp, pkt->atmeth.va & (sizeof(u64) - 1) ?
-				     SRDMA_NAK_INVALID_REQ :
-				     SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
+	/* 9.9.2: a misaligned atomic is an invalid request. */
+	if (pkt->atmeth.va & (sizeof(u64) - 1)) {
+		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+		return;
+	}
+	mr = srdma_resp_rkey_get(qp, pkt->atmeth.rkey, pkt->atmeth.va,
+				 sizeof(u64), IB_ACCESS_REMOTE_ATOMIC, &mva);
+	if (IS_ERR(mr)) {
+		srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
 		return;
 	}
 	res = srdma_resp_new_res(qp);
-	mr = srdma_rkey_get(qp, pkt->atmeth.rkey, pkt->atmeth.va, sizeof(u64),
-			    IB_ACCESS_REMOTE_ATOMIC, &mva);
-	if (!res || !mr) {
-		if (mr)
-			srdma_mr_put(mr);
-		srdma_resp_nak_fatal(qp, res ? SRDMA_NAK_REMOTE_ACCESS :
-				     SRDMA_NAK_INVALID_REQ, pkt->psn);
+	if (!res) {
+		srdma_mr_put(mr);
+		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		return;
 	}
 	res->type = SRDMA_RES_ATOMIC;
@@ -542,6 +572,7 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 		    !srdma_resp_rkey_ok(qp, pkt->reth.rkey, pkt->reth.va,
 					pkt->reth.len, IB_ACCESS_REMOTE_READ))
 			return;
+		res->replay = true;
 		res->va = pkt->reth.va;
 		res->resid = pkt->reth.len;
 		res->next_psn = pkt->psn;
@@ -556,6 +587,7 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 		/* Answered from the saved result, never executed twice. */
 		res = srdma_resp_find_res(qp, pkt->psn);
 		if (res && res->type == SRDMA_RES_ATOMIC) {
+			res->replay = true;
 			res->resid = 1;
 			srdma_resp_res_busy(&qp->resp, res - qp->resp.res);
 		}
@@ -702,14 +734,6 @@ void srdma_uc_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 out:
 	resp->epsn = srdma_psn_add(pkt->psn, 1);
-}
-
-/* Pending work of a resource: READ responses or an atomic ACK to send. */
-static bool srdma_res_pending(const struct srdma_rd_res *res)
-{
-	if (res->type == SRDMA_RES_READ)
-		return srdma_psn_diff(res->next_psn, res->last_psn) <= 0;
-	return res->type == SRDMA_RES_ATOMIC && res->resid;
 }
 
 /*

@@ -5,8 +5,9 @@
  * payload length check against the path MTU (C9-92), PSN
  * classification (duplicate, expected, ahead: 9.7.5.1.1), the completion
  * status of each NAK error class (9.9.2), the AETH syndromes the responder
- * sends, the requester's congestion window, and which request packets ask
- * for an ACK (C9-60, 9.7.5.1.6).
+ * sends, the requester's congestion window, which request packets ask
+ * for an ACK (C9-60, 9.7.5.1.6), and when a responder resource may take a
+ * new READ or atomic (C9-86).
  */
 
 #include <kunit/test.h>
@@ -309,6 +310,50 @@ static void srdma_ackreq_test(struct kunit *test)
 			c->want);
 }
 
+/* --- Responder resources: reuse or NAK invalid request (C9-86) --- */
+
+struct srdma_res_case {
+	const char *name;
+	struct srdma_rd_res res;
+	bool reusable;
+};
+
+/* PSNs near the wrap, so that the comparisons cross it. */
+static const struct srdma_res_case srdma_res_cases[] = {
+	{ "never used", { .type = 0 }, true },
+	{ "READ answered",
+	  { .type = SRDMA_RES_READ, .first_psn = 0xfffffe,
+	    .last_psn = 0x000001, .next_psn = 0x000002 }, true },
+	{ "READ answering",
+	  { .type = SRDMA_RES_READ, .first_psn = 0xfffffe,
+	    .last_psn = 0x000001, .next_psn = 0xffffff }, false },
+	{ "READ before its first response",
+	  { .type = SRDMA_RES_READ, .first_psn = 0xffffff,
+	    .last_psn = 0xffffff, .next_psn = 0xffffff }, false },
+	{ "READ answering a duplicate",
+	  { .type = SRDMA_RES_READ, .replay = true, .first_psn = 0xfffffe,
+	    .last_psn = 0x000001, .next_psn = 0x000000 }, true },
+	{ "atomic answered", { .type = SRDMA_RES_ATOMIC, .resid = 0 }, true },
+	{ "atomic ACK to send", { .type = SRDMA_RES_ATOMIC, .resid = 1 },
+	  false },
+	{ "atomic answering a duplicate",
+	  { .type = SRDMA_RES_ATOMIC, .replay = true, .resid = 1 }, true },
+};
+
+static void srdma_res_case_desc(const struct srdma_res_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(srdma_res, srdma_res_cases, srdma_res_case_desc);
+
+static void srdma_res_reuse_test(struct kunit *test)
+{
+	const struct srdma_res_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, srdma_res_reusable(&c->res), c->reusable);
+}
+
 static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE_PARAM(srdma_resp_seq_test, srdma_seq_gen_params),
 	KUNIT_CASE_PARAM(srdma_req_len_test, srdma_len_gen_params),
@@ -316,6 +361,7 @@ static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE(srdma_nak_test),
 	KUNIT_CASE(srdma_cwnd_test),
 	KUNIT_CASE_PARAM(srdma_ackreq_test, srdma_ackreq_gen_params),
+	KUNIT_CASE_PARAM(srdma_res_reuse_test, srdma_res_gen_params),
 	{}
 };
 
