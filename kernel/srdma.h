@@ -608,6 +608,7 @@ int srdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 int srdma_recv_wqe_put(struct srdma_wq *wq, const struct ib_recv_wr *wr);
 void srdma_qp_kick(struct srdma_qp *qp);
 bool srdma_qp_step(struct srdma_qp *qp);
+void srdma_qp_set_polling(struct srdma_qp *qp);
 void srdma_qp_run(struct srdma_qp *qp);
 void srdma_qp_tasklet(struct tasklet_struct *t);
 

@@ -180,7 +180,6 @@ bool srdma_sqpoll_doorbell(struct srdma_qp *qp)
 	struct srdma_ring *r = &qp->sq.ring;
 	struct srdma_sqpoll_cpu *pc;
 	bool add = true, wake = false;
-	u32 ks;
 	int cpu;
 
 	if (!READ_ONCE(srdma_sqpoll_on) || num_online_cpus() < 2)
@@ -210,8 +209,7 @@ bool srdma_sqpoll_doorbell(struct srdma_qp *qp)
 		return false;
 	}
 	WRITE_ONCE(qp->sqpoll.linger, true);
-	ks = READ_ONCE(r->ctrl->kstate);
-	WRITE_ONCE(r->ctrl->kstate, ks | SRDMA_RING_KSTATE_POLLING);
+	srdma_qp_set_polling(qp);
 	if (sp->pc) {
 		spin_lock(&sp->pc->lock);
 		if (sp->state == SRDMA_SQPOLL_RELEASING)

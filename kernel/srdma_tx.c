@@ -94,6 +94,22 @@ static bool srdma_qp_xmit(struct srdma_qp *qp)
 	return srdma_qp_xmit_stream(qp, SRDMA_TX_REQ) || dropped;
 }
 
+/**
+ * srdma_qp_set_polling() - Tell the process that posts need no doorbell
+ * @qp: a user QP in RTS
+ *
+ * Context: qp->lock held, which orders the read-modify-write of kstate
+ * against the pass that clears the bit.
+ */
+void srdma_qp_set_polling(struct srdma_qp *qp)
+{
+	struct srdma_ring *r = &qp->sq.ring;
+
+	lockdep_assert_held(&qp->lock);
+	WRITE_ONCE(r->ctrl->kstate,
+		   READ_ONCE(r->ctrl->kstate) | SRDMA_RING_KSTATE_POLLING);
+}
+
 /*
  * For a process's SQ: say whether the kernel will look at the ring again
  * by itself (SRDMA_RING_KSTATE_POLLING, see softrdma-abi.h). Returns true
@@ -102,16 +118,16 @@ static bool srdma_qp_xmit(struct srdma_qp *qp)
 static bool srdma_qp_update_polling(struct srdma_qp *qp, bool busy)
 {
 	struct srdma_ring *r = &qp->sq.ring;
-	u32 ks = READ_ONCE(r->ctrl->kstate);
 
 	if (!qp->is_user || qp->state != IB_QPS_RTS)
 		return false;
 	/* A poller waiting for WQEs (srdma_sqpoll.c) is as good as busy. */
 	if (busy || READ_ONCE(qp->sqpoll.linger)) {
-		WRITE_ONCE(r->ctrl->kstate, ks | SRDMA_RING_KSTATE_POLLING);
+		srdma_qp_set_polling(qp);
 		return false;
 	}
-	WRITE_ONCE(r->ctrl->kstate, ks & ~SRDMA_RING_KSTATE_POLLING);
+	WRITE_ONCE(r->ctrl->kstate,
+		   READ_ONCE(r->ctrl->kstate) & ~SRDMA_RING_KSTATE_POLLING);
 	/* Pairs with the process's barrier between prod and the bit. */
 	smp_mb();
 	return READ_ONCE(r->ctrl->prod) != qp->req.fetch;
