@@ -31,9 +31,9 @@ class CreditTest : public PairFixture {
   void SetUp() override {
     PairFixture::SetUp();
     if (HasFatalFailure()) return;
-    if (Env("SRDMA_KIND_A", "softrdma") != "softrdma")
+    if (!SoftA())
       GTEST_SKIP() << "the requester under test is softrdma's";
-    b_credits_ = Env("SRDMA_KIND_B", "softrdma") == "softrdma";
+    b_credits_ = SoftB();
     ASSERT_TRUE(MakeEnd(a_dev_, &a_, 1 << 16));
     ASSERT_TRUE(MakeEnd(b_dev_, &b_, 1 << 16));
     ConnOpts o;

@@ -28,21 +28,10 @@ namespace {
 
 using namespace srdma_test;
 
-class HostileTest : public ::testing::Test {
+class HostileTest : public PairFixture {
  protected:
-  static void SetUpTestSuite() {
-    a_dev_ = OpenDev(Env("SRDMA_DEV_A", "dev_init"), Env("SRDMA_IP_A", "10.80.0.1")).release();
-    b_dev_ = OpenDev(Env("SRDMA_DEV_B", "dev_peer"), Env("SRDMA_IP_B", "10.80.0.2")).release();
-  }
-  static void TearDownTestSuite() {
-    delete a_dev_;
-    delete b_dev_;
-  }
-
   void SetUp() override {
-    ASSERT_TRUE(a_dev_ && a_dev_->pd && a_dev_->gid_index >= 0);
-    ASSERT_TRUE(b_dev_ && b_dev_->pd && b_dev_->gid_index >= 0);
-    mtu_ = std::min(a_dev_->active_mtu, b_dev_->active_mtu);
+    ASSERT_NO_FATAL_FAILURE(PairFixture::SetUp());
     ASSERT_TRUE(MakeEnd(a_dev_, &a_, 65536));
     ASSERT_TRUE(MakeEnd(b_dev_, &b_, 65536));
     ConnOpts o;
@@ -165,14 +154,8 @@ class HostileTest : public ::testing::Test {
     ExpectHealthyPairWorks();
   }
 
-  static Dev* a_dev_;
-  static Dev* b_dev_;
-  ibv_mtu mtu_ = IBV_MTU_1024;
   End a_, b_;
 };
-
-Dev* HostileTest::a_dev_ = nullptr;
-Dev* HostileTest::b_dev_ = nullptr;
 
 TEST_F(HostileTest, GarbageSqProducerIndex) {
   srdma_ring_ctrl* c = hostile_sq_ctrl(a_.qp);

@@ -333,7 +333,7 @@ TEST_F(RcTest, WrongRkeyIsRemoteAccessError) {
   // A's receives share its CQ: the error completes first, then the rest
   // of the SQ and the RQ flush. (rdma_rxe does not flush receives.) The
   // SEND may be posted after the QP failed, and flushed after the RQ.
-  const bool a_flushes_rq = Env("SRDMA_KIND_A", "softrdma") == "softrdma";
+  const bool a_flushes_rq = SoftA();
   ASSERT_NO_FATAL_FAILURE(Pair(4096));
   if (a_flushes_rq) {
     ASSERT_EQ(PostRecv(a_, 1024, 64, 3), 0);
@@ -367,7 +367,7 @@ TEST_F(RcTest, OutOfRangeWriteIsRemoteAccessError) {
 // qp_access_flags lack the right) is NAKed as an invalid request, not as
 // a remote access error: the R_Key is fine. rdma_rxe does the same.
 TEST_F(RcTest, RequestTheQpDoesNotTakeIsInvalidRequest) {
-  const bool b_counts = Env("SRDMA_KIND_B", "softrdma") == "softrdma";
+  const bool b_counts = SoftB();
   const struct {
     ibv_wr_opcode op;
     int right;
@@ -423,7 +423,7 @@ TEST_F(RcTest, RequestTheQpDoesNotTakeIsInvalidRequest) {
 // requester's path MTU is larger than the responder's, a misconfiguration
 // the responder must catch rather than place packets it never expects.
 TEST_F(RcTest, PacketsLargerThanThePathMtuAreInvalidRequests) {
-  if (Env("SRDMA_KIND_B", "softrdma") != "softrdma")
+  if (!SoftB())
     GTEST_SKIP() << "rdma_rxe of 6.1 does not check lengths against the MTU";
   if (mtu_ < IBV_MTU_1024) GTEST_SKIP() << "path MTU below 1024";
   for (bool write : {false, true}) {
@@ -480,7 +480,7 @@ class RnrRetryTest : public RcTest, public ::testing::WithParamInterface<int> {
  protected:
   // The RNR NAKs that reached A, counted where softrdma runs.
   long RnrNaks() {
-    if (Env("SRDMA_KIND_A", "softrdma") == "softrdma")
+    if (SoftA())
       return ReadCounter(a_dev_->ctx, "rx_rnr_naks");
     return ReadCounter(b_dev_->ctx, "tx_rnr_naks");
   }
@@ -644,7 +644,7 @@ TEST_F(RcTest, ReceiveTooSmallIsError) {
 TEST_F(RcTest, ErrorStateFlushesPostedReceives) {
   // A local behaviour of B; rdma_rxe does not flush receives posted in
   // the error state.
-  if (Env("SRDMA_KIND_B", "softrdma") != "softrdma")
+  if (!SoftB())
     GTEST_SKIP() << "device B is not softrdma";
   ASSERT_NO_FATAL_FAILURE(Pair(4096));
   for (int i = 0; i < 5; i++) ASSERT_EQ(PostRecv(b_, 0, 64, 10 + i), 0);
@@ -792,7 +792,7 @@ TEST_F(RcTest, UnsignaledWritesThenSignaledRead) {
 // duplicate (C9-105), rdma_rxe as well as softrdma: no local ACK timeout
 // follows, however long the QP stays idle.
 TEST_F(RcTest, UnsignaledTailIsProbedNotRetried) {
-  if (Env("SRDMA_KIND_A", "softrdma") != "softrdma")
+  if (!SoftA())
     GTEST_SKIP() << "the requester's behaviour is checked on softrdma";
   ConnOpts o;
   o.timeout = 16;  // 268 ms: long enough for lazy ACKs at any HZ
@@ -828,7 +828,7 @@ TEST_F(RcTest, UnsignaledTailIsProbedNotRetried) {
 // response completes it, and nothing is sent again, whatever order the
 // responder answers in. The same for an atomic.
 TEST_F(RcTest, ResponsesAcknowledgeWhatCameBefore) {
-  if (Env("SRDMA_KIND_A", "softrdma") != "softrdma")
+  if (!SoftA())
     GTEST_SKIP() << "the requester's behaviour is checked on softrdma";
   ASSERT_NO_FATAL_FAILURE(Pair(8192));
   const long before = ReadCounter(a_dev_->ctx, "retransmits");

@@ -44,7 +44,7 @@ class SqPollTest : public PairFixture {
   void SetUp() override {
     PairFixture::SetUp();
     if (HasFatalFailure()) return;
-    if (Env("SRDMA_KIND_A", "softrdma") != "softrdma")
+    if (!SoftA())
       GTEST_SKIP() << "the requester under test is softrdma's";
   }
 

@@ -190,26 +190,8 @@ ibv_cq* WaitEvent(ibv_comp_channel* ch, int ms, void** context = nullptr) {
   return cq;
 }
 
-class VerbsExTest : public ::testing::Test {
+class VerbsExTest : public PairFixture {
  protected:
-  static void SetUpTestSuite() {
-    a_dev_ = OpenDev(Env("SRDMA_DEV_A", "dev_init"), Env("SRDMA_IP_A", "10.80.0.1")).release();
-    b_dev_ = OpenDev(Env("SRDMA_DEV_B", "dev_peer"), Env("SRDMA_IP_B", "10.80.0.2")).release();
-  }
-  static void TearDownTestSuite() {
-    delete a_dev_;
-    delete b_dev_;
-    a_dev_ = b_dev_ = nullptr;
-  }
-
-  void SetUp() override {
-    ASSERT_TRUE(a_dev_ && a_dev_->pd) << "device A";
-    ASSERT_TRUE(b_dev_ && b_dev_->pd) << "device B";
-    ASSERT_GE(a_dev_->gid_index, 0) << "no RoCEv2 GID on A";
-    ASSERT_GE(b_dev_->gid_index, 0) << "no RoCEv2 GID on B";
-    mtu_ = std::min(a_dev_->active_mtu, b_dev_->active_mtu);
-  }
-
   void TearDown() override {
     // QPs and CQs before the channels their CQs use.
     a_.reset();
@@ -271,15 +253,9 @@ class VerbsExTest : public ::testing::Test {
 
   uint64_t Addr(End& e, size_t off) { return (uintptr_t)e.buf.data() + off; }
 
-  static Dev* a_dev_;
-  static Dev* b_dev_;
-  ibv_mtu mtu_ = IBV_MTU_1024;
   std::unique_ptr<XEnd> a_, b_;
   std::vector<ibv_comp_channel*> channels_;
 };
-
-Dev* VerbsExTest::a_dev_ = nullptr;
-Dev* VerbsExTest::b_dev_ = nullptr;
 
 // ---------------------------------------------------------------- queries
 

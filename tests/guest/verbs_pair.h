@@ -237,8 +237,8 @@ inline long ReadCounter(ibv_context* ctx, const char* name) {
 class PairFixture : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    a_dev_ = OpenDev(Env("SRDMA_DEV_A", "srdma0"), Env("SRDMA_IP_A", "10.80.0.1")).release();
-    b_dev_ = OpenDev(Env("SRDMA_DEV_B", "srdma1"), Env("SRDMA_IP_B", "10.80.0.2")).release();
+    a_dev_ = OpenDev(Env("SRDMA_DEV_A", "dev_init"), Env("SRDMA_IP_A", "10.80.0.1")).release();
+    b_dev_ = OpenDev(Env("SRDMA_DEV_B", "dev_peer"), Env("SRDMA_IP_B", "10.80.0.2")).release();
   }
   static void TearDownTestSuite() {
     delete a_dev_;
@@ -253,6 +253,11 @@ class PairFixture : public ::testing::Test {
     ASSERT_GE(b_dev_->gid_index, 0) << "no RoCEv2 GID on B";
     mtu_ = std::min(a_dev_->active_mtu, b_dev_->active_mtu);
   }
+
+  // Whether end A (the requester) or B (the responder) is softrdma
+  // (SRDMA_KIND_A/B), not rdma_rxe.
+  static bool SoftA() { return Env("SRDMA_KIND_A", "softrdma") == "softrdma"; }
+  static bool SoftB() { return Env("SRDMA_KIND_B", "softrdma") == "softrdma"; }
 
   static inline Dev* a_dev_ = nullptr;
   static inline Dev* b_dev_ = nullptr;
