@@ -202,9 +202,9 @@ struct srdma_kreg {
  * @last_psn: PSN of its last response
  * @va: READ: next address to send; ATOMIC: target address
  * @rkey: R_Key of the request
- * @resid: READ: bytes still to send
+ * @resid: READ: bytes still to send; ATOMIC: 1 while its ACK is to send
  * @start_psn: READ: PSN of the first response of this (re)execution
- * @next_psn: READ: PSN of the next response packet to send
+ * @next_psn: READ: PSN of the next response packet to send; ATOMIC: its PSN
  * @orig: ATOMIC: the original value returned (replayed for duplicates)
  */
 struct srdma_rd_res {
@@ -320,9 +320,10 @@ enum srdma_e2e {
  * @write_rkey: its R_Key
  * @write_resid: bytes the WRITE may still place (from its RETH)
  * @write_len: length of the WRITE in progress (from its RETH)
- * @res: responder resources, max_dest_rd_atomic of them
+ * @res: responder resources, max_dest_rd_atomic of them (at least one)
  * @nres: entries in @res
- * @res_next: next entry of @res to use (round robin: the oldest is reused)
+ * @res_next: next entry of @res to use, the oldest (round robin; reused
+ *	only once it has answered: srdma_res_reusable())
  * @res_first: while @res_busy, the oldest entry of @res that may have
  *	responses to send (those before it, in age, have none)
  * @res_busy: an entry of @res may have responses to send
