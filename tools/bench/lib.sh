@@ -24,6 +24,8 @@
 #   PT_CLI_WRAP  a command line to run the client under (perf stat ...)
 #   PT_RETRIES   extra attempts when perftest could not calibrate its clock
 #                (default 2)
+#   PT_UNCALIBRATED_OK  1: a run that never calibrated counts as done (it
+#                ran to its report at both ends; no figure is wanted)
 
 PT_LOG=${PT_LOG:-/tmp/perftest}
 PT_PORT=${PT_PORT:-18600}
@@ -211,6 +213,8 @@ pt_run() {
 		if [ $try -gt "$PT_RETRIES" ]; then
 			echo "$1: perftest could not calibrate its clock in $try runs"
 			grep -h "r^2" "$PT_LOG/$1.cli" "$PT_LOG/$1.srv"
+			# Each run still went to its report at both ends.
+			[ "${PT_UNCALIBRATED_OK:-0}" = 1 ] && return 0
 			return 1
 		fi
 		echo "# $1: perftest's clock calibration failed, run again" >&2
