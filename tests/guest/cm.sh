@@ -31,6 +31,9 @@ log=$out/cm
 PT_LOG=$log
 PT_CLI_IP=10.80.0.1
 PT_TIMEOUT=60
+# No figure is wanted: a run that reached its report at both ends is done
+# even when perftest could not calibrate its clock (tools/bench/lib.sh).
+PT_UNCALIBRATED_OK=1
 mark=$(dmesg_mark)
 mkdir -p "$log"
 

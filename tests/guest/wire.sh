@@ -37,6 +37,9 @@ log=$out/wire
 PT_LOG=$log
 PT_CLI_IP=10.80.0.1
 PT_TIMEOUT=60
+# No figure is wanted: a run that reached its report at both ends is done
+# even when perftest could not calibrate its clock (tools/bench/lib.sh).
+PT_UNCALIBRATED_OK=1
 wirecheck=$build/tools/srdma_wirecheck
 mark=$(dmesg_mark)
 mkdir -p "$log"
