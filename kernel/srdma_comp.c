@@ -9,7 +9,9 @@
  *
  * Timers (one each per QP; both are event hooks of this file):
  *   retrans  armed while request packets are unacknowledged; re-armed on
- *            progress; on expiry retries or ends with RETRY_EXC_ERR
+ *            progress; expires first for early retransmissions (go-back-N
+ *            without a retry counted), then for the local ACK timeout,
+ *            which retries or ends with RETRY_EXC_ERR
  *   rnr      armed by an RNR NAK for the time it carries, and for a tick
  *            by the requester when a packet could not be allocated
  *            (srdma_req_tx()); on expiry the requester resumes
@@ -183,16 +185,23 @@ static void srdma_comp_progress(struct srdma_qp *qp)
  * srdma_comp_arm_timer() - (Re)start the local ACK timeout
  * @qp: the QP
  *
- * IBTA 9.7.6.1.1: 4.096 us * 2^timeout; 0 means no timeout.
+ * IBTA 9.7.6.1.1: 4.096 us * 2^timeout; 0 means no timeout. The timer
+ * runs first to an early retransmission, if the timeout leaves room for
+ * one (srdma_early_rtx_delay()), then on to the timeout.
  *
  * Context: qp->lock held.
  */
 void srdma_comp_arm_timer(struct srdma_qp *qp)
 {
+	unsigned long rto, early;
+
 	if (!qp->attr.timeout || qp->state != IB_QPS_RTS || qp->dead)
 		return;
-	mod_timer(&qp->retrans_timer,
-		  jiffies + nsecs_to_jiffies(srdma_ack_timeout_ns(qp->attr.timeout)));
+	rto = nsecs_to_jiffies(srdma_ack_timeout_ns(qp->attr.timeout));
+	early = srdma_early_rtx_delay(rto);
+	qp->req.rto_expires = jiffies + rto;
+	qp->req.rto_early = early != 0;
+	mod_timer(&qp->retrans_timer, jiffies + (early ? early : rto));
 	qp->req.rto_armed = true;
 }
 
@@ -471,8 +480,39 @@ void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 }
 
+/*
+ * The window has not moved for srdma_early_rtx_delay(): the responder may
+ * be waiting, silent, for the packet at una (its NAK was lost, or the
+ * first packet sent after it), a READ's restart or its first response may
+ * be lost, or every ACK since. Go back to una now, with a smaller window,
+ * without counting a retry: that is for the timeout. Again after the same
+ * delay while that leaves half of it before the timeout.
+ */
+static bool srdma_comp_early_rtx(struct srdma_qp *qp)
+{
+	unsigned long rto = nsecs_to_jiffies(srdma_ack_timeout_ns(qp->attr.timeout));
+	unsigned long delay = srdma_early_rtx_delay(rto);
+	unsigned long next = jiffies + delay;
+	struct srdma_req *req = &qp->req;
+	bool run = false;
+
+	if (!delay || time_after(next + delay / 2, req->rto_expires)) {
+		req->rto_early = false;
+		next = req->rto_expires;
+	}
+	mod_timer(&qp->retrans_timer, next);
+	if (req->una != req->max_psn && !req->rnr_wait && !req->need_retry) {
+		srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_EARLY_RTX);
+		req->need_retry = true;
+		srdma_req_congestion(qp, false);
+		run = true;
+	}
+	return run;
+}
+
 /**
- * srdma_comp_timeout() - Local ACK timeout: retry or give up (9.7.6.1.1)
+ * srdma_comp_timeout() - Early retransmission, or local ACK timeout: retry
+ *	or give up (9.7.6.1.1)
  * @t: the QP's retransmit timer
  *
  * Context: timer (softirq).
@@ -492,6 +532,14 @@ void srdma_comp_timeout(struct timer_list *t)
 		spin_unlock_bh(&qp->lock);
 		return;
 	}
+	if (qp->req.rto_early && !qp->dead && qp->state == IB_QPS_RTS) {
+		run = srdma_comp_early_rtx(qp);
+		spin_unlock_bh(&qp->lock);
+		if (run)
+			srdma_qp_kick(qp);
+		return;
+	}
+	qp->req.rto_early = false;
 	qp->req.rto_armed = false;
 	/* Destroy has begun: the QP stays as it is until it is gone. */
 	if (!qp->dead && qp->state == IB_QPS_RTS &&

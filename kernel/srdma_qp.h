@@ -19,6 +19,7 @@
 #define SRDMA_QP_H
 
 #include <linux/interrupt.h>
+#include <linux/jiffies.h>
 #include <linux/skbuff.h>
 #include <linux/timer.h>
 #include <rdma/ib_mad.h>
@@ -156,6 +157,38 @@ static inline enum ib_wc_status srdma_nak_wc_status(u8 code)
  * (srdma_req_probe()): at least one full tick.
  */
 #define SRDMA_PROBE_JIFFIES	2
+/*
+ * Quiet time of a window with packets outstanding after which the
+ * requester goes back to una without waiting for the local ACK timeout
+ * (srdma_comp_timeout()).
+ */
+#define SRDMA_EARLY_RTX_MS	10
+
+/**
+ * srdma_early_rtx_delay() - When a stalled window is sent again early
+ * @rto: the local ACK timeout in jiffies
+ *
+ * A lost NAK, or a lost first packet of a go-back-N, leaves the responder
+ * silent until the local ACK timeout: it NAKs a gap once and then drops
+ * every new request but the one with the PSN it expects (C9-114, C9-122).
+ * Nothing keeps the requester from sending again earlier; only the
+ * timeout and NAKs count against retry_cnt (9.9.2.1.1). The early
+ * retransmission waits an eighth of the timeout (a responder that takes
+ * long to answer a READ has been given long), at least SRDMA_EARLY_RTX_MS
+ * and a tick more than the tail probe (srdma_req_probe()), which asks for
+ * a missing ACK more cheaply. It is left out when that is not well inside
+ * the timeout.
+ *
+ * Return: the delay in jiffies from the arming of the timeout, or 0 for
+ * none.
+ */
+static inline unsigned long srdma_early_rtx_delay(unsigned long rto)
+{
+	unsigned long d = max3(rto / 8, msecs_to_jiffies(SRDMA_EARLY_RTX_MS),
+			       (unsigned long)SRDMA_PROBE_JIFFIES + 1);
+
+	return d <= rto / 2 ? d : 0;
+}
 
 /**
  * struct srdma_swqe - a send WQE as the kernel holds it
@@ -249,6 +282,9 @@ struct srdma_rd_res {
  * @gap_una: una when it was asked for
  * @rto_armed: the local ACK timer was armed and its expiry, if any, is not
  *	handled yet (srdma_comp_timeout() tells a re-arm from a stale expiry)
+ * @rto_early: the timer runs to an early retransmission, not yet to the
+ *	timeout (srdma_early_rtx_delay())
+ * @rto_expires: when the local ACK timeout expires (jiffies)
  * @ssn: send sequence number of the last message started (9.7.7.2.4; 24
  *	bits, as the MSN it is compared with)
  * @cons_total: messages started that consume a receive WQE, ever
@@ -283,6 +319,8 @@ struct srdma_req {
 	bool gap_pending;
 	u32 gap_una;
 	bool rto_armed;
+	bool rto_early;
+	unsigned long rto_expires;
 	u32 ssn;
 	u32 cons_total;
 	u8 e2e;

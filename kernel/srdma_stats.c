@@ -30,6 +30,7 @@ static const struct rdma_stat_desc srdma_counter_descs[] = {
 	[SRDMA_CNT_TX_RNR_NAKS].name = "tx_rnr_naks",
 	[SRDMA_CNT_RX_DUPLICATES].name = "rx_duplicates",
 	[SRDMA_CNT_TAIL_PROBES].name = "tail_probes",
+	[SRDMA_CNT_EARLY_RTX].name = "early_retransmits",
 	[SRDMA_CNT_TX_LIMITED].name = "tx_limited_packets",
 	[SRDMA_CNT_SQ_POLL_HANDOFFS].name = "sq_poll_handoffs",
 };

@@ -354,6 +354,45 @@ static void srdma_res_reuse_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, srdma_res_reusable(&c->res), c->reusable);
 }
 
+/*
+ * The early retransmission comes well inside the local ACK timeout, after
+ * the tail probe, never before SRDMA_EARLY_RTX_MS, and not at all when
+ * the timeout leaves no room for it; the attribute 0 (no timeout) has none.
+ */
+static void srdma_early_rtx_test(struct kunit *test)
+{
+	static const u8 timeouts[] = { 0, 1, 8, 12, 14, 16, 18, 22, 31 };
+	unsigned long rto, d;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(timeouts); i++) {
+		rto = nsecs_to_jiffies(srdma_ack_timeout_ns(timeouts[i]));
+		d = srdma_early_rtx_delay(rto);
+		kunit_info(test, "timeout %u: %lu of %lu jiffies", timeouts[i],
+			   d, rto);
+		KUNIT_EXPECT_LE(test, d, rto / 2);
+		if (!d)
+			continue;
+		KUNIT_EXPECT_GT(test, d, (unsigned long)SRDMA_PROBE_JIFFIES);
+		KUNIT_EXPECT_GE(test, d, msecs_to_jiffies(SRDMA_EARLY_RTX_MS));
+		KUNIT_EXPECT_GE(test, d, rto / 8);
+	}
+	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(0), 0UL);
+	/* 4.096 us * 2^8: about 1 ms, no room at any HZ. */
+	KUNIT_EXPECT_EQ(test,
+			srdma_early_rtx_delay(nsecs_to_jiffies(srdma_ack_timeout_ns(8))),
+			0UL);
+	/* 4.096 us * 2^18: about 1.07 s, an eighth of it. */
+	rto = nsecs_to_jiffies(srdma_ack_timeout_ns(18));
+	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(rto),
+			max3(rto / 8, msecs_to_jiffies(SRDMA_EARLY_RTX_MS),
+			     (unsigned long)SRDMA_PROBE_JIFFIES + 1));
+	/* 4.096 us * 2^14: about 67 ms, room at HZ 100 and above. */
+	KUNIT_EXPECT_NE(test,
+			srdma_early_rtx_delay(nsecs_to_jiffies(srdma_ack_timeout_ns(14))),
+			0UL);
+}
+
 static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE_PARAM(srdma_resp_seq_test, srdma_seq_gen_params),
 	KUNIT_CASE_PARAM(srdma_req_len_test, srdma_len_gen_params),
@@ -362,6 +401,7 @@ static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE(srdma_cwnd_test),
 	KUNIT_CASE_PARAM(srdma_ackreq_test, srdma_ackreq_gen_params),
 	KUNIT_CASE_PARAM(srdma_res_reuse_test, srdma_res_gen_params),
+	KUNIT_CASE(srdma_early_rtx_test),
 	{}
 };
 

@@ -20,7 +20,8 @@
 # Prints TAP; the gtest XML and text go to $SRDMA_OUT/NAME.{xml,txt}, NAME
 # being TEST-KIND_INIT-KIND_PEER[-swap][-v6], with the devices' counters.
 # The test gets each end's device, address, kind and network namespace
-# (SRDMA_{DEV,IP,KIND,NETNS}_{A,B}; an empty namespace is the initial one).
+# (SRDMA_{DEV,IP,KIND,NETNS}_{A,B}; an empty namespace is the initial one),
+# and the netem arguments in SRDMA_NETEM (empty without --netem).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/guest/lib.sh
@@ -105,7 +106,7 @@ else
 	      SRDMA_DEV_B=dev_init SRDMA_IP_B=$ip_init SRDMA_KIND_B="$kind_a"
 	      SRDMA_NETNS_B=)
 fi
-env "${ends[@]}" timeout "${SRDMA_TEST_TIMEOUT:-900}" "$build/tests/$test_bin" --gtest_filter="$filter" \
+env "${ends[@]}" SRDMA_NETEM="$netem" timeout "${SRDMA_TEST_TIMEOUT:-900}" "$build/tests/$test_bin" --gtest_filter="$filter" \
 	--gtest_output="xml:$out/$name.xml" >"$out/$name.txt" 2>&1
 rc=$?
 check "$test_bin: $kind_a <-> $kind_b${swap:+ (roles swapped)}${v6:+ over IPv6}${netem:+ under netem $netem}" test "$rc" = 0

@@ -75,7 +75,9 @@ class SqPollTest : public PairFixture {
 // A stream of small WRITEs, one in 32 signaled, the SQ kept nearly full
 // as perftest's ib_write_bw does: every byte arrives, every signaled WQE
 // completes successfully and in order. With a second CPU idle (nothing
-// else runs in the guest) the stream is handed to a poller.
+// else runs in the guest) and no netem on the link the stream is handed
+// to a poller; under loss the transport waits for ACKs instead, says so
+// to the provider, and is rung no doorbell to hand over.
 TEST_F(SqPollTest, StreamOfWritesArrivesWhole) {
   constexpr uint32_t kWrites = 20000, kLen = 16, kEvery = 32;
   End a, b;
@@ -100,7 +102,7 @@ TEST_F(SqPollTest, StreamOfWritesArrivesWhole) {
   }
   EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), a.buf.size()), 0);
 
-  if (SqPollOn() && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+  if (SqPollOn() && sysconf(_SC_NPROCESSORS_ONLN) >= 2 && Env("SRDMA_NETEM", "").empty()) {
     EXPECT_GT(ReadCounter(a_dev_->ctx, "sq_poll_handoffs"), before)
         << "a stream with an idle CPU was never handed to a poller";
   }
