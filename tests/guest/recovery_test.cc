@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// Loss recovery of softrdma's requester with chosen packets lost, part of
+// srdma_rc_test: A is the requester, B the responder. tc filters on A's
+// netdev drop exactly the packets a case names (cls_u32 matching UDP and
+// BTH fields, act_gact), where netem would drop at random:
+//
+//   dev A (softrdma) -- netdev A ==egress: first send of chosen PSNs dropped==> B
+//                               <==ingress: every PSN sequence NAK dropped==
+//
+// Topology and environment as for rc_test.cc (tests/guest/pair.sh). The
+// offsets assume IP headers without options: 20 bytes (IPv4) or 40 (IPv6),
+// then 8 of UDP, then the BTH (opcode in byte 0, PSN in bytes 9 to 11)
+// and, in an ACK, the AETH (syndrome in byte 0).
+
+#include <infiniband/verbs.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "verbs_pair.h"
+
+namespace {
+
+using namespace srdma_test;
+
+constexpr int kIp4 = 20, kIp6 = 40, kUdp = 8, kRoceV2Port = 4791;
+constexpr int kOpAck = 0x11, kSynPsnSeqNak = 0x60;
+
+// tc filters on one netdev, in its namespace, removed again on
+// destruction. ok() is false when the kernel lacks a piece (cls_u32,
+// act_gact with deterministic actions, sch_prio, sch_ingress).
+class TcDrops {
+ public:
+  TcDrops(const std::string& netns, const std::string& dev) : dev_(dev) {
+    pre_ = netns.empty() ? "" : "ip netns exec " + netns + " ";
+    ok_ = Tc("qdisc add dev " + dev_ + " root handle 1: prio") &&
+          Tc("qdisc add dev " + dev_ + " handle ffff: ingress");
+  }
+  ~TcDrops() {
+    Tc("qdisc del dev " + dev_ + " root");
+    Tc("qdisc del dev " + dev_ + " ingress");
+  }
+  bool ok() const { return ok_; }
+
+  // Drop the first RoCEv2 packet sent with PSN @psn, let the second pass,
+  // drop the third... (gact's deterministic action: every 2nd passes).
+  void DropFirstSent(uint32_t psn) {
+    char m[96];
+    for (int ip : {kIp4, kIp6}) {
+      std::snprintf(m, sizeof(m), "match u16 %d 0xffff at %d match u32 0x%06x 0x00ffffff at %d",
+                    kRoceV2Port, ip + 2, psn & 0xffffff, ip + kUdp + 8);
+      ok_ = ok_ && Tc("filter add dev " + dev_ + " parent 1: protocol " + Proto(ip) + " u32 " +
+                      m + " action drop random determ pass 2");
+    }
+  }
+
+  // Drop every ACK-type packet received with AETH syndrome @syn.
+  void DropReceivedAcks(int syn) {
+    char m[96];
+    for (int ip : {kIp4, kIp6}) {
+      std::snprintf(m, sizeof(m), "match u8 0x%02x 0xff at %d match u8 0x%02x 0xff at %d", kOpAck,
+                    ip + kUdp, syn, ip + kUdp + 12);
+      ok_ = ok_ && Tc("filter add dev " + dev_ + " parent ffff: protocol " + Proto(ip) + " u32 " +
+                      m + " action drop");
+    }
+  }
+
+ private:
+  static std::string Proto(int ip) { return ip == kIp4 ? "ip" : "ipv6"; }
+  bool Tc(const std::string& args) {
+    const std::string cmd = pre_ + "tc " + args + " >/dev/null 2>&1";
+    return std::system(cmd.c_str()) == 0;
+  }
+
+  std::string dev_, pre_;
+  bool ok_ = false;
+};
+
+// The netdev under an RDMA device's port 1.
+std::string NetdevOf(ibv_context* ctx) {
+  std::ifstream f(std::string("/sys/class/infiniband/") + ibv_get_device_name(ctx->device) +
+                  "/ports/1/gid_attrs/ndevs/0");
+  std::string name;
+  std::getline(f, name);
+  return name;
+}
+
+class RecoveryTest : public PairFixture {
+ protected:
+  void SetUp() override {
+    PairFixture::SetUp();
+    if (HasFatalFailure()) return;
+    if (!SoftA())
+      GTEST_SKIP() << "the requester under test is softrdma's";
+    if (!Env("SRDMA_NETEM", "").empty())
+      GTEST_SKIP() << "netem holds the root qdisc; the drops here are chosen";
+    if (Env("SRDMA_DEV_A", "dev_init") == Env("SRDMA_DEV_B", "dev_peer"))
+      GTEST_SKIP() << "one device: its packets never cross its netdev";
+  }
+};
+
+// IBTA C9-114, C9-122: after its one PSN sequence error NAK a responder
+// drops every new request but the one it expects, and says nothing more.
+// When that NAK is lost, only the requester can end the silence. Three
+// packets of a 48-packet WRITE are lost once each, and so is every NAK:
+// the WRITE still completes, byte for byte, and no local ACK timeout is
+// spent. softrdma goes back early, an eighth of the timeout after the
+// window stopped moving (early_retransmits), without counting a retry;
+// packets sent again after one gap may close the next. A requester that
+// waited for the timeout would spend one per stall.
+TEST_F(RecoveryTest, LostNaksCostNoTimeout) {
+  End a, b;
+  const size_t len = 48 * (128u << mtu_);
+  ASSERT_TRUE(MakeEnd(a_dev_, &a, len));
+  ASSERT_TRUE(MakeEnd(b_dev_, &b, len));
+  ConnOpts o;
+  o.timeout = 16;  // 268 ms: room for early retransmissions at any HZ
+  o.retry_cnt = 1;
+  ASSERT_EQ(Connect(&a, &b, mtu_, o), 0);
+  ASSERT_EQ(Connect(&b, &a, mtu_, o), 0);
+  const std::string dev = NetdevOf(a_dev_->ctx);
+  ASSERT_FALSE(dev.empty()) << "no netdev under " << ibv_get_device_name(a_dev_->ctx->device);
+
+  TcDrops drops(Env("SRDMA_NETNS_A", ""), dev);
+  for (uint32_t k : {5u, 20u, 37u})
+    drops.DropFirstSent(a.psn + k);
+  drops.DropReceivedAcks(kSynPsnSeqNak);
+  if (!drops.ok())
+    GTEST_SKIP() << "tc cannot drop chosen packets here (cls_u32, act_gact)";
+
+  const long timeouts = ReadCounter(a_dev_->ctx, "ack_timeouts");
+  const long early = ReadCounter(a_dev_->ctx, "early_retransmits");
+  const long naks = ReadCounter(a_dev_->ctx, "rx_seq_naks");
+  ASSERT_GE(early, 0) << "no early_retransmits counter";
+  Fill(a.buf, 0, len, 23);
+  ibv_sge sge = {(uintptr_t)a.buf.data(), (uint32_t)len, a.mr->lkey};
+  ibv_send_wr wr = {}, *bad;
+  wr.wr_id = 1;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = (uintptr_t)b.buf.data();
+  wr.wr.rdma.rkey = b.mr->rkey;
+  ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+  auto wc = Poll(a.cq, 1, 60000);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), len), 0);
+  EXPECT_EQ(ReadCounter(a_dev_->ctx, "rx_seq_naks"), naks) << "a NAK got through";
+  EXPECT_GE(ReadCounter(a_dev_->ctx, "early_retransmits") - early, 1);
+  EXPECT_EQ(ReadCounter(a_dev_->ctx, "ack_timeouts"), timeouts);
+}
+
+}  // namespace
