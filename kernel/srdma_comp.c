@@ -176,6 +176,7 @@ static void srdma_comp_progress(struct srdma_qp *qp)
 	if (qp->req.una == qp->req.max_psn) {
 		del_timer(&qp->retrans_timer);
 		qp->req.rto_armed = false;
+		qp->req.rto_early = false;
 	} else {
 		srdma_comp_arm_timer(qp);
 	}
@@ -564,9 +565,19 @@ void srdma_comp_timeout(struct timer_list *t)
 void srdma_comp_rnr_timeout(struct timer_list *t)
 {
 	struct srdma_qp *qp = from_timer(qp, t, rnr_timer);
+	bool waited;
 
 	spin_lock_bh(&qp->lock);
+	waited = qp->req.rnr_wait;
 	qp->req.rnr_wait = false;
+	/*
+	 * The packet sent again gets the whole timeout, and its early
+	 * retransmission counts from now: else one sent soon after could
+	 * meet the responder still without a receive WQE, and a single RNR
+	 * wait cost two RNR NAKs of rnr_retry.
+	 */
+	if (waited && qp->req.una != qp->req.max_psn)
+		srdma_comp_arm_timer(qp);
 	spin_unlock_bh(&qp->lock);
 	srdma_qp_kick(qp);
 }

@@ -790,6 +790,16 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 			return false;
 		sw = srdma_swqe_at(qp, req->cur);
 		if (srdma_wr_is_local(sw->wqe.opcode)) {
+			/*
+			 * A go-back-N resends the requests around it; the
+			 * operation itself ran, and must not run again (a
+			 * second REG_MR, bind or invalidation would fail, or
+			 * undo what the peer did since).
+			 */
+			if (sw->started) {
+				req->cur++;
+				continue;
+			}
 			if (sw->wqe.flags & SRDMA_WQE_FENCE && req->rd_atomic)
 				return false;
 			srdma_req_local(qp, sw);

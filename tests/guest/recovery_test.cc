@@ -21,6 +21,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -157,6 +158,92 @@ TEST_F(RecoveryTest, LostNaksCostNoTimeout) {
   EXPECT_EQ(ReadCounter(a_dev_->ctx, "rx_seq_naks"), naks) << "a NAK got through";
   EXPECT_GE(ReadCounter(a_dev_->ctx, "early_retransmits") - early, 1);
   EXPECT_EQ(ReadCounter(a_dev_->ctx, "ack_timeouts"), timeouts);
+}
+
+// A go-back-N resends the requests around a local operation that already
+// ran, not the operation: a type 2 memory window bound a second time, or
+// invalidated a second time, fails (the window is valid, then invalid),
+// and would end the QP. Twice a WRITE loses one packet (and the NAK): the
+// bind that follows the first and the invalidation that follows the
+// second, each with a WRITE after it, run once, and every WQE completes
+// successfully, in order.
+TEST_F(RecoveryTest, GoBackDoesNotRunLocalOperationsAgain) {
+  End a, b;
+  const uint32_t len = 4 * (128u << mtu_);
+  ASSERT_TRUE(MakeEnd(a_dev_, &a, 2 * len + 128, 64, nullptr,
+                      IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_BIND_MW |
+                          IBV_QP_EX_WITH_LOCAL_INV));
+  ASSERT_TRUE(MakeEnd(b_dev_, &b, 2 * len + 128));
+  std::vector<uint8_t> win(4096);
+  ibv_mr* win_mr = ibv_reg_mr(a_dev_->pd, win.data(), win.size(),
+                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+  ASSERT_NE(win_mr, nullptr);
+  ibv_mw* mw = ibv_alloc_mw(a_dev_->pd, IBV_MW_TYPE_2);
+  ASSERT_NE(mw, nullptr);
+  ConnOpts o;
+  o.timeout = 16;  // 268 ms: room for early retransmissions at any HZ
+  ASSERT_EQ(Connect(&a, &b, mtu_, o), 0);
+  ASSERT_EQ(Connect(&b, &a, mtu_, o), 0);
+  const std::string dev = NetdevOf(a_dev_->ctx);
+  ASSERT_FALSE(dev.empty());
+
+  // PSNs: WRITE 0-3, WRITE 4; WRITE 5-8, WRITE 9.
+  TcDrops drops(Env("SRDMA_NETNS_A", ""), dev);
+  drops.DropFirstSent(a.psn + 2);
+  drops.DropFirstSent(a.psn + 7);
+  drops.DropReceivedAcks(kSynPsnSeqNak);
+  if (!drops.ok())
+    GTEST_SKIP() << "tc cannot drop chosen packets here (cls_u32, act_gact)";
+
+  Fill(a.buf, 0, a.buf.size(), 41);
+  const uint32_t rkey = ibv_inc_rkey(mw->rkey);
+  uint64_t id = 0;
+  size_t off = 0;
+  // WRITE of @n bytes, @local, WRITE of 64 bytes: all three complete.
+  auto round = [&](uint32_t n, ibv_send_wr local) {
+    ibv_sge sges[2] = {{(uintptr_t)a.buf.data() + off, n, a.mr->lkey},
+                       {(uintptr_t)a.buf.data() + off + n, 64, a.mr->lkey}};
+    ibv_send_wr wr[3] = {{}, local, {}};
+    for (int i = 0; i < 3; i++) {
+      wr[i].wr_id = id + i;
+      wr[i].send_flags = IBV_SEND_SIGNALED;
+      wr[i].next = i < 2 ? &wr[i + 1] : nullptr;
+    }
+    for (int i : {0, 2}) {
+      wr[i].opcode = IBV_WR_RDMA_WRITE;
+      wr[i].sg_list = &sges[i / 2];
+      wr[i].num_sge = 1;
+      wr[i].wr.rdma.remote_addr = (uintptr_t)b.buf.data() + off + (i ? n : 0);
+      wr[i].wr.rdma.rkey = b.mr->rkey;
+    }
+    ibv_send_wr* bad = nullptr;
+    ASSERT_EQ(ibv_post_send(a.qp, wr, &bad), 0);
+    auto wc = Poll(a.cq, 3, 60000);
+    ASSERT_EQ(wc.size(), 3u);
+    for (int i = 0; i < 3; i++) {
+      EXPECT_EQ(wc[i].wr_id, id + i);
+      EXPECT_EQ(wc[i].status, IBV_WC_SUCCESS)
+          << "WQE " << i << ": " << ibv_wc_status_str(wc[i].status);
+    }
+    id += 3;
+    off += n + 64;
+  };
+  ibv_send_wr bind = {};
+  bind.opcode = IBV_WR_BIND_MW;
+  bind.bind_mw.mw = mw;
+  bind.bind_mw.rkey = rkey;
+  bind.bind_mw.bind_info.mr = win_mr;
+  bind.bind_mw.bind_info.addr = (uintptr_t)win.data();
+  bind.bind_mw.bind_info.length = win.size();
+  bind.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+  ASSERT_NO_FATAL_FAILURE(round(len, bind));
+  ibv_send_wr inv = {};
+  inv.opcode = IBV_WR_LOCAL_INV;
+  inv.invalidate_rkey = rkey;
+  ASSERT_NO_FATAL_FAILURE(round(len, inv));
+  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), off), 0);
+  ibv_dealloc_mw(mw);
+  ibv_dereg_mr(win_mr);
 }
 
 }  // namespace
