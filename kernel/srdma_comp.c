@@ -97,8 +97,10 @@ static bool srdma_swqe_read_atomic(const struct srdma_swqe *sw)
  * srdma_comp_local() - Complete local operations at the head of the SQ
  * @qp: the QP
  *
- * A LOCAL_INV or REG_MR takes no PSN: it completes as soon as every WQE
- * before it has (completions stay in order, IBTA 10.8.3).
+ * A LOCAL_INV, REG_MR or bind takes no PSN: it completes as soon as every
+ * WQE before it has (completions stay in order, IBTA 10.8.3), once it ran.
+ * After a go-back-N one that ran may lie beyond req.cur, where the
+ * requester resends what comes before it: it completes all the same.
  *
  * Context: qp->lock held.
  */
@@ -106,7 +108,7 @@ void srdma_comp_local(struct srdma_qp *qp)
 {
 	struct srdma_swqe *sw;
 
-	while (qp->sq.ring.own != qp->req.cur) {
+	while (qp->sq.ring.own != qp->req.fetch) {
 		sw = srdma_swqe_at(qp, qp->sq.ring.own);
 		if (!sw->started || sw->npkts)
 			break;

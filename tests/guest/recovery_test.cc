@@ -246,4 +246,78 @@ TEST_F(RecoveryTest, GoBackDoesNotRunLocalOperationsAgain) {
   ibv_dereg_mr(win_mr);
 }
 
+// A local operation that ran behind a READ completes when the READ does,
+// also after a go-back-N resent the READ and passed over the operation:
+// the READ's request is lost (the window halves to the READ's 16 packets,
+// so the resending pass stops short of the operation), and the
+// invalidation behind it, the last WQE, must still complete, without
+// another WQE or ACK to come.
+TEST_F(RecoveryTest, LocalOperationAfterLostReadCompletes) {
+  End a, b;
+  const uint32_t len = 16 * (128u << mtu_);
+  ASSERT_TRUE(MakeEnd(a_dev_, &a, len, 64, nullptr,
+                      IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_BIND_MW |
+                          IBV_QP_EX_WITH_LOCAL_INV));
+  ASSERT_TRUE(MakeEnd(b_dev_, &b, len));
+  std::vector<uint8_t> win(4096);
+  ibv_mr* win_mr = ibv_reg_mr(a_dev_->pd, win.data(), win.size(),
+                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+  ASSERT_NE(win_mr, nullptr);
+  ibv_mw* mw = ibv_alloc_mw(a_dev_->pd, IBV_MW_TYPE_2);
+  ASSERT_NE(mw, nullptr);
+  ConnOpts o;
+  o.timeout = 16;  // 268 ms: room for early retransmissions at any HZ
+  ASSERT_EQ(Connect(&a, &b, mtu_, o), 0);
+  ASSERT_EQ(Connect(&b, &a, mtu_, o), 0);
+  const std::string dev = NetdevOf(a_dev_->ctx);
+  ASSERT_FALSE(dev.empty());
+
+  const uint32_t rkey = ibv_inc_rkey(mw->rkey);
+  ibv_send_wr bind = {}, *bad = nullptr;
+  bind.wr_id = 1;
+  bind.send_flags = IBV_SEND_SIGNALED;
+  bind.opcode = IBV_WR_BIND_MW;
+  bind.bind_mw.mw = mw;
+  bind.bind_mw.rkey = rkey;
+  bind.bind_mw.bind_info.mr = win_mr;
+  bind.bind_mw.bind_info.addr = (uintptr_t)win.data();
+  bind.bind_mw.bind_info.length = win.size();
+  bind.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+  ASSERT_EQ(ibv_post_send(a.qp, &bind, &bad), 0);
+  auto wc = Poll(a.cq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  ASSERT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+
+  TcDrops drops(Env("SRDMA_NETNS_A", ""), dev);
+  drops.DropFirstSent(a.psn);  // the READ request
+  if (!drops.ok())
+    GTEST_SKIP() << "tc cannot drop chosen packets here (cls_u32, act_gact)";
+
+  Fill(b.buf, 0, len, 52);
+  ibv_sge sge = {(uintptr_t)a.buf.data(), len, a.mr->lkey};
+  ibv_send_wr wr[2] = {};
+  wr[0].wr_id = 2;
+  wr[0].next = &wr[1];
+  wr[0].opcode = IBV_WR_RDMA_READ;
+  wr[0].send_flags = IBV_SEND_SIGNALED;
+  wr[0].sg_list = &sge;
+  wr[0].num_sge = 1;
+  wr[0].wr.rdma.remote_addr = (uintptr_t)b.buf.data();
+  wr[0].wr.rdma.rkey = b.mr->rkey;
+  wr[1].wr_id = 3;
+  wr[1].opcode = IBV_WR_LOCAL_INV;
+  wr[1].send_flags = IBV_SEND_SIGNALED;
+  wr[1].invalidate_rkey = rkey;
+  ASSERT_EQ(ibv_post_send(a.qp, wr, &bad), 0);
+  wc = Poll(a.cq, 2, 10000);
+  ASSERT_EQ(wc.size(), 2u) << "the invalidation never completed";
+  for (int i = 0; i < 2; i++) {
+    EXPECT_EQ(wc[i].wr_id, uint64_t(i + 2));
+    EXPECT_EQ(wc[i].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[i].status);
+  }
+  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), len), 0);
+  ibv_dealloc_mw(mw);
+  ibv_dereg_mr(win_mr);
+}
+
 }  // namespace
