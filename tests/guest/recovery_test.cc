@@ -105,6 +105,54 @@ class RecoveryTest : public PairFixture {
     if (Env("SRDMA_DEV_A", "dev_init") == Env("SRDMA_DEV_B", "dev_peer"))
       GTEST_SKIP() << "one device: its packets never cross its netdev";
   }
+  void TearDown() override {
+    if (mw_) ibv_dealloc_mw(mw_);
+    if (win_mr_) ibv_dereg_mr(win_mr_);
+  }
+
+  // a and b, @bytes of memory each, connected with a 268 ms local ACK
+  // timeout (room for early retransmissions at any HZ); a's QP may bind
+  // and invalidate windows. dev_ is a's netdev.
+  void Pair(size_t bytes, uint8_t retry_cnt = 7) {
+    ASSERT_TRUE(MakeEnd(a_dev_, &a, bytes, 64, nullptr,
+                        IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+                            IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV));
+    ASSERT_TRUE(MakeEnd(b_dev_, &b, bytes));
+    ConnOpts o;
+    o.timeout = 16;
+    o.retry_cnt = retry_cnt;
+    ASSERT_EQ(Connect(&a, &b, mtu_, o), 0);
+    ASSERT_EQ(Connect(&b, &a, mtu_, o), 0);
+    dev_ = NetdevOf(a_dev_->ctx);
+    ASSERT_FALSE(dev_.empty()) << "no netdev under " << ibv_get_device_name(a_dev_->ctx->device);
+  }
+
+  // A type 2 window of a's PD over win_, and the WQE that binds it (for
+  // remote READ) with @rkey.
+  void Window() {
+    win_mr_ = ibv_reg_mr(a_dev_->pd, win_.data(), win_.size(),
+                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+    ASSERT_NE(win_mr_, nullptr);
+    mw_ = ibv_alloc_mw(a_dev_->pd, IBV_MW_TYPE_2);
+    ASSERT_NE(mw_, nullptr);
+  }
+  ibv_send_wr BindWr(uint32_t rkey) {
+    ibv_send_wr wr = {};
+    wr.opcode = IBV_WR_BIND_MW;
+    wr.bind_mw.mw = mw_;
+    wr.bind_mw.rkey = rkey;
+    wr.bind_mw.bind_info.mr = win_mr_;
+    wr.bind_mw.bind_info.addr = (uintptr_t)win_.data();
+    wr.bind_mw.bind_info.length = win_.size();
+    wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+    return wr;
+  }
+
+  End a, b;
+  std::string dev_;
+  std::vector<uint8_t> win_ = std::vector<uint8_t>(4096);
+  ibv_mr* win_mr_ = nullptr;
+  ibv_mw* mw_ = nullptr;
 };
 
 // IBTA C9-114, C9-122: after its one PSN sequence error NAK a responder
@@ -117,19 +165,10 @@ class RecoveryTest : public PairFixture {
 // packets sent again after one gap may close the next. A requester that
 // waited for the timeout would spend one per stall.
 TEST_F(RecoveryTest, LostNaksCostNoTimeout) {
-  End a, b;
   const size_t len = 48 * (128u << mtu_);
-  ASSERT_TRUE(MakeEnd(a_dev_, &a, len));
-  ASSERT_TRUE(MakeEnd(b_dev_, &b, len));
-  ConnOpts o;
-  o.timeout = 16;  // 268 ms: room for early retransmissions at any HZ
-  o.retry_cnt = 1;
-  ASSERT_EQ(Connect(&a, &b, mtu_, o), 0);
-  ASSERT_EQ(Connect(&b, &a, mtu_, o), 0);
-  const std::string dev = NetdevOf(a_dev_->ctx);
-  ASSERT_FALSE(dev.empty()) << "no netdev under " << ibv_get_device_name(a_dev_->ctx->device);
+  ASSERT_NO_FATAL_FAILURE(Pair(len, 1));
 
-  TcDrops drops(Env("SRDMA_NETNS_A", ""), dev);
+  TcDrops drops(Env("SRDMA_NETNS_A", ""), dev_);
   for (uint32_t k : {5u, 20u, 37u})
     drops.DropFirstSent(a.psn + k);
   drops.DropReceivedAcks(kSynPsnSeqNak);
@@ -168,27 +207,12 @@ TEST_F(RecoveryTest, LostNaksCostNoTimeout) {
 // second, each with a WRITE after it, run once, and every WQE completes
 // successfully, in order.
 TEST_F(RecoveryTest, GoBackDoesNotRunLocalOperationsAgain) {
-  End a, b;
   const uint32_t len = 4 * (128u << mtu_);
-  ASSERT_TRUE(MakeEnd(a_dev_, &a, 2 * len + 128, 64, nullptr,
-                      IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_BIND_MW |
-                          IBV_QP_EX_WITH_LOCAL_INV));
-  ASSERT_TRUE(MakeEnd(b_dev_, &b, 2 * len + 128));
-  std::vector<uint8_t> win(4096);
-  ibv_mr* win_mr = ibv_reg_mr(a_dev_->pd, win.data(), win.size(),
-                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
-  ASSERT_NE(win_mr, nullptr);
-  ibv_mw* mw = ibv_alloc_mw(a_dev_->pd, IBV_MW_TYPE_2);
-  ASSERT_NE(mw, nullptr);
-  ConnOpts o;
-  o.timeout = 16;  // 268 ms: room for early retransmissions at any HZ
-  ASSERT_EQ(Connect(&a, &b, mtu_, o), 0);
-  ASSERT_EQ(Connect(&b, &a, mtu_, o), 0);
-  const std::string dev = NetdevOf(a_dev_->ctx);
-  ASSERT_FALSE(dev.empty());
+  ASSERT_NO_FATAL_FAILURE(Pair(2 * len + 128));
+  ASSERT_NO_FATAL_FAILURE(Window());
 
   // PSNs: WRITE 0-3, WRITE 4; WRITE 5-8, WRITE 9.
-  TcDrops drops(Env("SRDMA_NETNS_A", ""), dev);
+  TcDrops drops(Env("SRDMA_NETNS_A", ""), dev_);
   drops.DropFirstSent(a.psn + 2);
   drops.DropFirstSent(a.psn + 7);
   drops.DropReceivedAcks(kSynPsnSeqNak);
@@ -196,7 +220,7 @@ TEST_F(RecoveryTest, GoBackDoesNotRunLocalOperationsAgain) {
     GTEST_SKIP() << "tc cannot drop chosen packets here (cls_u32, act_gact)";
 
   Fill(a.buf, 0, a.buf.size(), 41);
-  const uint32_t rkey = ibv_inc_rkey(mw->rkey);
+  const uint32_t rkey = ibv_inc_rkey(mw_->rkey);
   uint64_t id = 0;
   size_t off = 0;
   // WRITE of @n bytes, @local, WRITE of 64 bytes: all three complete.
@@ -228,22 +252,12 @@ TEST_F(RecoveryTest, GoBackDoesNotRunLocalOperationsAgain) {
     id += 3;
     off += n + 64;
   };
-  ibv_send_wr bind = {};
-  bind.opcode = IBV_WR_BIND_MW;
-  bind.bind_mw.mw = mw;
-  bind.bind_mw.rkey = rkey;
-  bind.bind_mw.bind_info.mr = win_mr;
-  bind.bind_mw.bind_info.addr = (uintptr_t)win.data();
-  bind.bind_mw.bind_info.length = win.size();
-  bind.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
-  ASSERT_NO_FATAL_FAILURE(round(len, bind));
+  ASSERT_NO_FATAL_FAILURE(round(len, BindWr(rkey)));
   ibv_send_wr inv = {};
   inv.opcode = IBV_WR_LOCAL_INV;
   inv.invalidate_rkey = rkey;
   ASSERT_NO_FATAL_FAILURE(round(len, inv));
   EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), off), 0);
-  ibv_dealloc_mw(mw);
-  ibv_dereg_mr(win_mr);
 }
 
 // A local operation that ran behind a READ completes when the READ does,
@@ -253,42 +267,20 @@ TEST_F(RecoveryTest, GoBackDoesNotRunLocalOperationsAgain) {
 // invalidation behind it, the last WQE, must still complete, without
 // another WQE or ACK to come.
 TEST_F(RecoveryTest, LocalOperationAfterLostReadCompletes) {
-  End a, b;
   const uint32_t len = 16 * (128u << mtu_);
-  ASSERT_TRUE(MakeEnd(a_dev_, &a, len, 64, nullptr,
-                      IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_BIND_MW |
-                          IBV_QP_EX_WITH_LOCAL_INV));
-  ASSERT_TRUE(MakeEnd(b_dev_, &b, len));
-  std::vector<uint8_t> win(4096);
-  ibv_mr* win_mr = ibv_reg_mr(a_dev_->pd, win.data(), win.size(),
-                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
-  ASSERT_NE(win_mr, nullptr);
-  ibv_mw* mw = ibv_alloc_mw(a_dev_->pd, IBV_MW_TYPE_2);
-  ASSERT_NE(mw, nullptr);
-  ConnOpts o;
-  o.timeout = 16;  // 268 ms: room for early retransmissions at any HZ
-  ASSERT_EQ(Connect(&a, &b, mtu_, o), 0);
-  ASSERT_EQ(Connect(&b, &a, mtu_, o), 0);
-  const std::string dev = NetdevOf(a_dev_->ctx);
-  ASSERT_FALSE(dev.empty());
+  ASSERT_NO_FATAL_FAILURE(Pair(len));
+  ASSERT_NO_FATAL_FAILURE(Window());
 
-  const uint32_t rkey = ibv_inc_rkey(mw->rkey);
-  ibv_send_wr bind = {}, *bad = nullptr;
+  const uint32_t rkey = ibv_inc_rkey(mw_->rkey);
+  ibv_send_wr bind = BindWr(rkey), *bad = nullptr;
   bind.wr_id = 1;
   bind.send_flags = IBV_SEND_SIGNALED;
-  bind.opcode = IBV_WR_BIND_MW;
-  bind.bind_mw.mw = mw;
-  bind.bind_mw.rkey = rkey;
-  bind.bind_mw.bind_info.mr = win_mr;
-  bind.bind_mw.bind_info.addr = (uintptr_t)win.data();
-  bind.bind_mw.bind_info.length = win.size();
-  bind.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
   ASSERT_EQ(ibv_post_send(a.qp, &bind, &bad), 0);
   auto wc = Poll(a.cq, 1);
   ASSERT_EQ(wc.size(), 1u);
   ASSERT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
 
-  TcDrops drops(Env("SRDMA_NETNS_A", ""), dev);
+  TcDrops drops(Env("SRDMA_NETNS_A", ""), dev_);
   drops.DropFirstSent(a.psn);  // the READ request
   if (!drops.ok())
     GTEST_SKIP() << "tc cannot drop chosen packets here (cls_u32, act_gact)";
@@ -316,8 +308,6 @@ TEST_F(RecoveryTest, LocalOperationAfterLostReadCompletes) {
     EXPECT_EQ(wc[i].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[i].status);
   }
   EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), len), 0);
-  ibv_dealloc_mw(mw);
-  ibv_dereg_mr(win_mr);
 }
 
 }  // namespace
