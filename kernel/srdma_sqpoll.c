@@ -58,8 +58,15 @@ MODULE_PARM_DESC(sq_poll_linger_us,
 
 /* A CPU found busy is left alone for this long (jiffies). */
 #define SRDMA_SQPOLL_BACKOFF	(HZ / 10)
-/* How long a poller steps aside for another task (microseconds). */
+/*
+ * How long a poller steps aside for another task (microseconds): naps of
+ * 20, 80, 320 and 1280. The poller's wake-up preempts the task it made
+ * room for, so a kernel thread that needs more than one nap is still
+ * runnable after it (rcu_preempt, under emulation); only a task runnable
+ * after 1.7 ms wants the CPU.
+ */
 #define SRDMA_SQPOLL_NAP_US	20
+#define SRDMA_SQPOLL_NAP_MAX_US	1280
 /* CPUs of the node looked at per doorbell for an idle one. */
 #define SRDMA_SQPOLL_SCAN	8
 /* The shortest window over which a CPU's idle time is judged. */
@@ -239,16 +246,21 @@ bool srdma_sqpoll_doorbell(struct srdma_qp *qp)
 
 /*
  * Another task is runnable on the poller's CPU. It may be passing through
- * (a kworker, an RCU thread): the poller sleeps briefly to let it run. If
- * it is still runnable after that, it wants the CPU (a process polling
- * its CQ, say): the poller lets go of its QPs and doorbells stay off the
- * CPU for SRDMA_SQPOLL_BACKOFF.
+ * (a kworker, an RCU thread): the poller sleeps to let it run, a longer nap
+ * each time it is still there. If it is runnable after the last one, it
+ * wants the CPU (a process polling its CQ, say): the poller lets go of its
+ * QPs and doorbells stay off the CPU for SRDMA_SQPOLL_BACKOFF.
  */
 static bool srdma_sqpoll_contended(struct srdma_sqpoll_cpu *pc)
 {
-	if (single_task_running())
-		return false;
-	usleep_range(SRDMA_SQPOLL_NAP_US, 2 * SRDMA_SQPOLL_NAP_US);
+	unsigned int nap;
+
+	for (nap = SRDMA_SQPOLL_NAP_US; nap <= SRDMA_SQPOLL_NAP_MAX_US;
+	     nap *= 4) {
+		if (single_task_running())
+			return false;
+		usleep_range(nap, 2 * nap);
+	}
 	if (single_task_running())
 		return false;
 	WRITE_ONCE(pc->busy_until, jiffies + SRDMA_SQPOLL_BACKOFF);
