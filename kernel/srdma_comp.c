@@ -570,6 +570,15 @@ void srdma_comp_rnr_timeout(struct timer_list *t)
 	bool waited;
 
 	spin_lock_bh(&qp->lock);
+	/*
+	 * Pending again: an RNR NAK re-armed the timer while this expiry
+	 * (of an earlier wait, or of a tick after a failed allocation)
+	 * waited for the lock. The new wait is not over.
+	 */
+	if (timer_pending(&qp->rnr_timer)) {
+		spin_unlock_bh(&qp->lock);
+		return;
+	}
 	waited = qp->req.rnr_wait;
 	qp->req.rnr_wait = false;
 	/*
