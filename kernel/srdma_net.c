@@ -626,6 +626,37 @@ struct sk_buff *srdma_net_alloc_skb(struct srdma_dev *sdev,
 }
 
 /**
+ * srdma_net_av_match() - Is a packet from a connected QP's peer, to it?
+ * @av: the QP's address vector
+ * @skb: a received packet, its network header intact
+ *
+ * IBTA C9-47.1.1: the transport validates the SGID and DGID of a packet
+ * for an RC, UC, RD or XRC QP, and silently drops one that fails. RoCEv2
+ * carries the GIDs as the IP addresses: the packet's source must be the
+ * AV's destination and its destination the AV's source, of the same IP
+ * version. Without the check anyone who guesses a QP number and its PSN
+ * could place data through it.
+ *
+ * Context: any; @av must not change meanwhile (qp->lock).
+ * Return: true when both addresses match.
+ */
+bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb)
+{
+	const struct ipv6hdr *ip6h;
+	const struct iphdr *iph;
+
+	if (ip_hdr(skb)->version == 4) {
+		iph = ip_hdr(skb);
+		return av->net_type == SRDMA_NET_IPV4 &&
+		       iph->saddr == av->daddr.v4 && iph->daddr == av->saddr.v4;
+	}
+	ip6h = ipv6_hdr(skb);
+	return av->net_type == SRDMA_NET_IPV6 &&
+	       ipv6_addr_equal(&ip6h->saddr, &av->daddr.v6) &&
+	       ipv6_addr_equal(&ip6h->daddr, &av->saddr.v6);
+}
+
+/**
  * srdma_net_can_frag() - Whether payload should go in as page fragments
  * @sdev: the device
  *

@@ -110,6 +110,8 @@ int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
 		   struct sk_buff *skb, bool may_loop,
 		   struct srdma_dst_cache *dc);
 
+bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb);
+
 /**
  * srdma_rcv() - The transport's receive entry point (srdma_recv.c)
  * @sdev: the device the packet is for

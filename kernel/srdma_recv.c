@@ -17,8 +17,14 @@
  *                           unless the packet never left this host's
  *                           memory (srdma_net_loopback())
  *
- * Only then is the packet handed to the responder (requests) or the
- * completer (responses), under the QP's lock. Each drop is counted.
+ * Only then is the packet handed to the QP (srdma_qp_rcv()), which, under
+ * its lock, takes a connected QP's packet only from the QP's peer
+ *
+ *   4. addresses            RC and UC: the IP source and destination are
+ *                           the QP's peer's and its own (C9-47.1.1)
+ *
+ * and gives it to the responder (requests) or the completer (responses).
+ * Each drop is counted.
  */
 
 #include "srdma.h"

@@ -15,6 +15,7 @@ static const struct rdma_stat_desc srdma_counter_descs[] = {
 	[SRDMA_CNT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
 	[SRDMA_CNT_RX_DROP_OUT_OF_WINDOW].name = "rx_drop_out_of_window",
 	[SRDMA_CNT_RX_DROP_PKEY].name = "rx_drop_pkey",
+	[SRDMA_CNT_RX_DROP_ADDR].name = "rx_drop_address",
 	[SRDMA_CNT_RX_DROP_QKEY].name = "rx_drop_qkey",
 	[SRDMA_CNT_RX_DROP_NO_RWQE].name = "rx_drop_no_recv_wqe",
 	[SRDMA_CNT_RX_DROP_TOO_LONG].name = "rx_drop_too_long",

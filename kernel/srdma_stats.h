@@ -29,6 +29,7 @@ enum srdma_counter {
 	SRDMA_CNT_RX_DROP_QP_STATE,	/* QP cannot receive in its state */
 	SRDMA_CNT_RX_DROP_OUT_OF_WINDOW, /* PSN outside any valid window */
 	SRDMA_CNT_RX_DROP_PKEY,		/* P_Key differs from the port's */
+	SRDMA_CNT_RX_DROP_ADDR,		/* RC, UC: not from the QP's peer */
 	SRDMA_CNT_RX_DROP_QKEY,		/* UD: Q_Key differs from the QP's */
 	SRDMA_CNT_RX_DROP_NO_RWQE,	/* UD, UC: no receive WQE posted */
 	SRDMA_CNT_RX_DROP_TOO_LONG,	/* UD: longer than the receive WQE */

@@ -241,6 +241,13 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		spin_unlock(&qp->lock);
 		return;
 	}
+	/* C9-47.1.1: only the peer of a connected QP may reach it. */
+	if (!srdma_qp_is_ud(qp) && !srdma_net_av_match(&qp->av, skb)) {
+		spin_unlock(&qp->lock);
+		srdma_counter_inc(to_sdev(qp->ibqp.device),
+				  SRDMA_CNT_RX_DROP_ADDR);
+		return;
+	}
 	if (srdma_qp_is_ud(qp))
 		srdma_ud_rcv(qp, pkt, skb);
 	else if (qp->ibqp.qp_type == IB_QPT_UC)

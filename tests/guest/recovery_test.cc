@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -83,15 +82,6 @@ class TcDrops {
   std::string dev_, pre_;
   bool ok_ = false;
 };
-
-// The netdev under an RDMA device's port 1.
-std::string NetdevOf(ibv_context* ctx) {
-  std::ifstream f(std::string("/sys/class/infiniband/") + ibv_get_device_name(ctx->device) +
-                  "/ports/1/gid_attrs/ndevs/0");
-  std::string name;
-  std::getline(f, name);
-  return name;
-}
 
 class RecoveryTest : public PairFixture {
  protected:

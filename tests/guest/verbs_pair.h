@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -230,6 +231,15 @@ inline long ReadCounter(ibv_context* ctx, const char* name) {
   if (std::fscanf(f, "%ld", &v) != 1) v = -1;
   std::fclose(f);
   return v;
+}
+
+// The netdev under an RDMA device's port 1.
+inline std::string NetdevOf(ibv_context* ctx) {
+  std::ifstream f(std::string("/sys/class/infiniband/") + ibv_get_device_name(ctx->device) +
+                  "/ports/1/gid_attrs/ndevs/0");
+  std::string name;
+  std::getline(f, name);
+  return name;
 }
 
 // A fixture that opens devices A and B (SRDMA_DEV_A/B at SRDMA_IP_A/B)
