@@ -847,8 +847,15 @@ static struct sk_buff *srdma_resp_read_packet(struct srdma_qp *qp,
 				    IB_ACCESS_REMOTE_READ, &mva);
 		if (!mr) {
 			res->type = 0;
-			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS,
-					     res->next_psn);
+			/*
+			 * Answering a duplicate again, the READ ends without a
+			 * word (C9-108, C9-109, C9-115: no NAK for an error
+			 * met while processing a duplicate); the requester's
+			 * timeout asks again.
+			 */
+			if (!res->replay)
+				srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS,
+						     res->next_psn);
 			return NULL;
 		}
 	}
