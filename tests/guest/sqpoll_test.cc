@@ -77,7 +77,10 @@ class SqPollTest : public PairFixture {
 // completes successfully and in order. With a second CPU idle (nothing
 // else runs in the guest) and no netem on the link the stream is handed
 // to a poller; under loss the transport waits for ACKs instead, says so
-// to the provider, and is rung no doorbell to hand over.
+// to the provider, and is rung no doorbell to hand over. An rdma_rxe
+// peer runs its transport in kworkers on either CPU, so the poller may
+// rightly find its CPU busy: the hand-over is checked only between two
+// softrdma ends.
 TEST_F(SqPollTest, StreamOfWritesArrivesWhole) {
   constexpr uint32_t kWrites = 20000, kLen = 16, kEvery = 32;
   End a, b;
@@ -102,7 +105,8 @@ TEST_F(SqPollTest, StreamOfWritesArrivesWhole) {
   }
   EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), a.buf.size()), 0);
 
-  if (SqPollOn() && sysconf(_SC_NPROCESSORS_ONLN) >= 2 && Env("SRDMA_NETEM", "").empty()) {
+  if (SqPollOn() && SoftB() && sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
+      Env("SRDMA_NETEM", "").empty()) {
     EXPECT_GT(ReadCounter(a_dev_->ctx, "sq_poll_handoffs"), before)
         << "a stream with an idle CPU was never handed to a poller";
   }
