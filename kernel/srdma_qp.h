@@ -122,6 +122,35 @@ static inline enum srdma_psn_class srdma_psn_classify(u32 psn, u32 epsn)
 }
 
 /**
+ * srdma_ack_supersedes() - Whether a new ACK or NAK replaces a pending one
+ * @pend_syn: AETH syndrome of the answer waiting to be sent
+ * @pend_psn: its PSN
+ * @psn: PSN of the new answer
+ *
+ * The responder keeps one answer waiting. ACKs are cumulative (9.7.5.2.1)
+ * and a NAK acknowledges every PSN before its own, so a newer answer says
+ * all that a pending ACK said, and all that a pending PSN sequence error
+ * or RNR NAK said once it names the NAKed PSN or a later one: the NAKed
+ * packet has arrived since. A NAK of an error class is the QP's last
+ * answer.
+ *
+ * Return: true when the new answer is sent instead of the pending one.
+ */
+static inline bool srdma_ack_supersedes(u8 pend_syn, u32 pend_psn, u32 psn)
+{
+	switch (srdma_syn_type(pend_syn)) {
+	case SRDMA_SYN_ACK:
+		return true;
+	case SRDMA_SYN_RNR:
+		break;
+	default:
+		if (pend_syn != SRDMA_NAK_SYN(SRDMA_NAK_PSN_SEQ))
+			return false;
+	}
+	return !srdma_psn_before(psn, pend_psn);
+}
+
+/**
  * srdma_nak_wc_status() - Completion status of a NAK (IBTA 9.9.2)
  * @code: enum srdma_nak_code of an error-class NAK
  *

@@ -32,17 +32,22 @@
 #include "srdma_hdr.h"
 
 /*
- * Queue an ACK or NAK; srdma_resp_tx() sends it. A later ACK replaces a
- * pending ACK (they are cumulative), never a pending NAK.
+ * Queue an ACK or NAK; srdma_resp_tx() sends it. One answer waits at a
+ * time; a newer one replaces it when it says all the pending one said
+ * (srdma_ack_supersedes()). Kept, a PSN sequence error or RNR NAK whose
+ * packet has arrived since would send the requester back over a packet
+ * that was executed, or hide the error-class NAK that packet drew. A
+ * duplicate's ACK names an older PSN and leaves such a NAK in place.
+ * Nothing follows the answer that ends the QP (resp->fatal).
  */
 static void srdma_resp_ack(struct srdma_qp *qp, u8 syndrome, u32 psn)
 {
 	struct srdma_resp *resp = &qp->resp;
 
-	if (qp->ibqp.qp_type == IB_QPT_UC)
+	if (qp->ibqp.qp_type == IB_QPT_UC || resp->fatal)
 		return;
 	if (resp->ack_pending &&
-	    srdma_syn_type(resp->ack_syndrome) != SRDMA_SYN_ACK)
+	    !srdma_ack_supersedes(resp->ack_syndrome, resp->ack_psn, psn))
 		return;
 	resp->ack_pending = true;
 	resp->ack_syndrome = syndrome;

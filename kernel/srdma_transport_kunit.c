@@ -354,6 +354,58 @@ static void srdma_res_reuse_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, srdma_res_reusable(&c->res), c->reusable);
 }
 
+/* --- The answer the responder keeps waiting (9.7.5.2) --- */
+
+struct srdma_supersede_case {
+	const char *name;
+	enum srdma_syn_type type;	/* of the pending answer */
+	u8 value;			/* its timer or NAK code */
+	u32 psn;			/* of the new one; the pending one's is 0 */
+	bool replaced;
+};
+
+static const struct srdma_supersede_case srdma_supersede_cases[] = {
+	{ "ACK, by a later answer", SRDMA_SYN_ACK, 0, 1, true },
+	{ "sequence NAK, by the NAKed PSN's ACK",
+	  SRDMA_SYN_NAK, SRDMA_NAK_PSN_SEQ, 0, true },
+	{ "sequence NAK, by a later answer",
+	  SRDMA_SYN_NAK, SRDMA_NAK_PSN_SEQ, 5, true },
+	{ "sequence NAK, by a duplicate's ACK",
+	  SRDMA_SYN_NAK, SRDMA_NAK_PSN_SEQ, 0xffffff, false },
+	{ "RNR NAK, by the NAKed PSN's answer", SRDMA_SYN_RNR, 14, 0, true },
+	{ "RNR NAK, by a duplicate's ACK", SRDMA_SYN_RNR, 14, 0xfffff0,
+	  false },
+	{ "invalid request NAK", SRDMA_SYN_NAK, SRDMA_NAK_INVALID_REQ, 1,
+	  false },
+	{ "remote access NAK", SRDMA_SYN_NAK, SRDMA_NAK_REMOTE_ACCESS, 1,
+	  false },
+	{ "remote operational NAK", SRDMA_SYN_NAK, SRDMA_NAK_REMOTE_OP, 1,
+	  false },
+};
+
+static void srdma_supersede_case_desc(const struct srdma_supersede_case *c,
+				      char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(srdma_supersede, srdma_supersede_cases,
+		  srdma_supersede_case_desc);
+
+static void srdma_ack_supersedes_test(struct kunit *test)
+{
+	const struct srdma_supersede_case *c = test->param_value;
+	u8 syn = srdma_syn(c->type, c->value);
+
+	KUNIT_EXPECT_EQ(test, srdma_ack_supersedes(syn, 0, c->psn),
+			c->replaced);
+	/* The same across the PSN wrap. */
+	KUNIT_EXPECT_EQ(test,
+			srdma_ack_supersedes(syn, 0xfffffe,
+					     srdma_psn_add(c->psn, 0xfffffe)),
+			c->replaced);
+}
+
 /*
  * The early retransmission comes well inside the local ACK timeout, after
  * the tail probe, never before SRDMA_EARLY_RTX_MS, and not at all when
@@ -401,6 +453,7 @@ static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE(srdma_cwnd_test),
 	KUNIT_CASE_PARAM(srdma_ackreq_test, srdma_ackreq_gen_params),
 	KUNIT_CASE_PARAM(srdma_res_reuse_test, srdma_res_gen_params),
+	KUNIT_CASE_PARAM(srdma_ack_supersedes_test, srdma_supersede_gen_params),
 	KUNIT_CASE(srdma_early_rtx_test),
 	{}
 };
