@@ -567,26 +567,33 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 {
 	u32 pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
 	struct srdma_rd_res *res;
+	u32 last;
 
 	switch (srdma_pkt_op(pkt)) {
 	case SRDMA_OPF_READ:
-		/* Re-executed from the PSN it names, with its own RETH. */
+		/*
+		 * Re-executed from the PSN it names, with its own RETH. Its
+		 * responses end where the original's did at the latest: the
+		 * PSNs after those belong to the requests that followed.
+		 */
 		res = srdma_resp_find_res(qp, pkt->psn);
+		last = srdma_psn_add(pkt->psn,
+				     (pkt->reth.len ?
+				      DIV_ROUND_UP(pkt->reth.len, pmtu) : 1) - 1);
 		if (!res || res->type != SRDMA_RES_READ ||
 		    !srdma_resp_req_valid(qp, pkt) ||
+		    srdma_psn_after(last, res->last_psn) ||
 		    !srdma_resp_rkey_ok(qp, pkt->reth.rkey, pkt->reth.va,
 					pkt->reth.len, IB_ACCESS_REMOTE_READ))
 			return;
 		res->replay = true;
 		res->va = pkt->reth.va;
+		res->rkey = pkt->reth.rkey;
 		res->resid = pkt->reth.len;
 		res->next_psn = pkt->psn;
 		res->start_psn = pkt->psn;
+		res->last_psn = last;
 		srdma_resp_res_busy(&qp->resp, res - qp->resp.res);
-		res->last_psn = srdma_psn_add(pkt->psn,
-					      (pkt->reth.len ?
-					       DIV_ROUND_UP(pkt->reth.len, pmtu) :
-					       1) - 1);
 		break;
 	case SRDMA_OPF_ATOMIC:
 		/* Answered from the saved result, never executed twice. */
