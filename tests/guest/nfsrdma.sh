@@ -75,10 +75,12 @@ server_up() {
 		echo "rdma 20049" >/proc/fs/nfsd/portlist
 }
 check "server: nfsd exports $export_dir, RDMA listener on 20049" server_up
-diag "$(cat /proc/fs/nfsd/portlist 2>/dev/null | tr '\n' ' ')"
+diag "$(tr '\n' ' ' 2>/dev/null </proc/fs/nfsd/portlist)"
 
-pattern=$(mktemp /tmp/nfsrdma-pattern.XXXXXX)
-back=$(mktemp /tmp/nfsrdma-back.XXXXXX)
+tmp=$(mktemp -d /tmp/nfsrdma.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+pattern=$tmp/pattern
+back=$tmp/back
 head -c 16M /dev/urandom >"$pattern"
 mkdir -p "$mnt"
 for vers in 4.2 3; do
@@ -124,7 +126,6 @@ check "nfsd, nfs and rpcrdma unload" \
 	sh -c 'umount /proc/fs/nfsd; modprobe -r nfsd nfsv4 nfsv3 nfs rpcrdma'
 check "rdma link delete srdma_f" rdma link delete srdma_f
 ip link del veth0 2>/dev/null
-rm -f "$pattern" "$back"
 dmesg | grep -iE "nfs|rpcrdma|svcrdma|softrdma" >"$log/dmesg.txt"
 check "kernel logged no warning" kernel_clean_since "$mark"
 tap_finish
