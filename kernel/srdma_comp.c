@@ -200,7 +200,7 @@ void srdma_comp_arm_timer(struct srdma_qp *qp)
 
 	if (!qp->attr.timeout || qp->state != IB_QPS_RTS || qp->dead)
 		return;
-	rto = nsecs_to_jiffies(srdma_ack_timeout_ns(qp->attr.timeout));
+	rto = srdma_ack_timeout_jiffies(qp->attr.timeout);
 	early = srdma_early_rtx_delay(rto);
 	qp->req.rto_expires = jiffies + rto;
 	qp->req.rto_early = early != 0;
@@ -387,6 +387,7 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 {
 	struct srdma_req *req = &qp->req;
 	u8 syn = pkt->aeth.syndrome;
+	u64 rnr_ns;
 
 	switch (srdma_syn_type(syn)) {
 	case SRDMA_SYN_ACK:
@@ -411,8 +412,9 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 		srdma_comp_arm_timer(qp);
 		req->rnr_wait = true;
 		req->need_retry = true;
-		mod_timer(&qp->rnr_timer, jiffies +
-			  usecs_to_jiffies(srdma_rnr_timer_usecs(srdma_syn_value(syn))));
+		rnr_ns = (u64)srdma_rnr_timer_usecs(srdma_syn_value(syn)) *
+			 NSEC_PER_USEC;
+		mod_timer(&qp->rnr_timer, jiffies + srdma_timer_jiffies(rnr_ns));
 		break;
 	case SRDMA_SYN_NAK:
 		if (!srdma_comp_nak_outstanding(req, pkt->psn))
@@ -493,7 +495,7 @@ void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
  */
 static bool srdma_comp_early_rtx(struct srdma_qp *qp)
 {
-	unsigned long rto = nsecs_to_jiffies(srdma_ack_timeout_ns(qp->attr.timeout));
+	unsigned long rto = srdma_ack_timeout_jiffies(qp->attr.timeout);
 	unsigned long delay = srdma_early_rtx_delay(rto);
 	unsigned long next = jiffies + delay;
 	struct srdma_req *req = &qp->req;

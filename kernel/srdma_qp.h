@@ -194,6 +194,36 @@ static inline enum ib_wc_status srdma_nak_wc_status(u8 code)
 #define SRDMA_EARLY_RTX_MS	10
 
 /**
+ * srdma_timer_jiffies() - A timer interval that no expiry undercuts
+ * @ns: the least time that must pass, in nanoseconds
+ *
+ * A timer armed n jiffies ahead fires after as little as n - 1 ticks of
+ * real time, when it is armed late in a tick. The local ACK timeout may
+ * be detected no sooner than its interval (C9-141), and an RNR retry
+ * waits at least the time its NAK carries (C9-130): rounded up to whole
+ * ticks, plus the one the current tick may take away.
+ *
+ * Return: jiffies to arm a timer with, at least 2.
+ */
+static inline unsigned long srdma_timer_jiffies(u64 ns)
+{
+	return nsecs_to_jiffies(ns + TICK_NSEC - 1) + 1;
+}
+
+/**
+ * srdma_ack_timeout_jiffies() - Local ACK timeout of an RC QP, in jiffies
+ * @timeout: the 5-bit attribute (see srdma_ack_timeout_ns())
+ *
+ * Return: the interval for srdma_timer_jiffies(), or 0 for no timeout.
+ */
+static inline unsigned long srdma_ack_timeout_jiffies(u8 timeout)
+{
+	u64 ns = srdma_ack_timeout_ns(timeout);
+
+	return ns ? srdma_timer_jiffies(ns) : 0;
+}
+
+/**
  * srdma_early_rtx_delay() - When a stalled window is sent again early
  * @rto: the local ACK timeout in jiffies
  *

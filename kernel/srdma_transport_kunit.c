@@ -418,7 +418,7 @@ static void srdma_early_rtx_test(struct kunit *test)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(timeouts); i++) {
-		rto = nsecs_to_jiffies(srdma_ack_timeout_ns(timeouts[i]));
+		rto = srdma_ack_timeout_jiffies(timeouts[i]);
 		d = srdma_early_rtx_delay(rto);
 		kunit_info(test, "timeout %u: %lu of %lu jiffies", timeouts[i],
 			   d, rto);
@@ -432,16 +432,16 @@ static void srdma_early_rtx_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(0), 0UL);
 	/* 4.096 us * 2^8: about 1 ms, no room at any HZ. */
 	KUNIT_EXPECT_EQ(test,
-			srdma_early_rtx_delay(nsecs_to_jiffies(srdma_ack_timeout_ns(8))),
+			srdma_early_rtx_delay(srdma_ack_timeout_jiffies(8)),
 			0UL);
 	/* 4.096 us * 2^18: about 1.07 s, an eighth of it. */
-	rto = nsecs_to_jiffies(srdma_ack_timeout_ns(18));
+	rto = srdma_ack_timeout_jiffies(18);
 	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(rto),
 			max3(rto / 8, msecs_to_jiffies(SRDMA_EARLY_RTX_MS),
 			     (unsigned long)SRDMA_PROBE_JIFFIES + 1));
 	/* 4.096 us * 2^14: about 67 ms, room at HZ 100 and above. */
 	KUNIT_EXPECT_NE(test,
-			srdma_early_rtx_delay(nsecs_to_jiffies(srdma_ack_timeout_ns(14))),
+			srdma_early_rtx_delay(srdma_ack_timeout_jiffies(14)),
 			0UL);
 }
 
