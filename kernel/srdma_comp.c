@@ -462,9 +462,15 @@ void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		return;
 
-	/* Credits first: even a ghost ACK carries them (9.7.7.2.2). */
+	/*
+	 * Credits first: duplicates and unsolicited ACKs carry them too
+	 * (C9-144, 9.7.7.2.2), the initial one at the PSN before the first
+	 * sent. A ghost, a response to a PSN never sent, is dropped whole
+	 * (C9-136).
+	 */
 	if (srdma_opcode_has(pkt->info, SRDMA_HDR_AETH) &&
-	    srdma_syn_type(pkt->aeth.syndrome) == SRDMA_SYN_ACK)
+	    srdma_syn_type(pkt->aeth.syndrome) == SRDMA_SYN_ACK &&
+	    srdma_psn_before(pkt->psn, qp->req.max_psn))
 		srdma_req_credits(qp, pkt);
 
 	switch (pkt->opcode) {

@@ -705,7 +705,7 @@ static bool srdma_req_limit_ends(const struct srdma_swqe *sw, u32 off,
  * srdma_req_credits() - Take the credits of an acknowledgment
  * @qp: the QP
  * @pkt: an ACK, atomic ACK or READ response with an AETH whose syndrome
- *	is an ACK's
+ *	is an ACK's, not a ghost
  *
  * IBTA 9.7.7.2: the requester takes MSN and credits from every such
  * packet, duplicates and the unsolicited ACKs that carry credits included
