@@ -399,15 +399,26 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 		if (!srdma_comp_nak_outstanding(req, pkt->psn))
 			break;
 		srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
-		if (pkt->psn != req->una)
+		if (qp->state == IB_QPS_ERR)
 			break;
+		/*
+		 * una falls short of the NAKed PSN when a READ or atomic
+		 * before it is unanswered: the implied NAK went back to
+		 * it. Its request goes again with the NAKed one, and no
+		 * sooner than the NAK allows (C9-130). The WQE at una is
+		 * not the NAKed one, so it cannot end in RNR retry
+		 * exceeded: the NAK that the retry draws, if any, will
+		 * name it.
+		 */
 		if (!req->rnr_retry) {
-			srdma_qp_fatal(qp, qp->sq.ring.own,
-				       IB_WC_RNR_RETRY_EXC_ERR);
-			break;
-		}
-		if (req->rnr_retry != 7)
+			if (pkt->psn == req->una) {
+				srdma_qp_fatal(qp, qp->sq.ring.own,
+					       IB_WC_RNR_RETRY_EXC_ERR);
+				break;
+			}
+		} else if (req->rnr_retry != 7) {
 			req->rnr_retry--;
+		}
 		/* Answered: no local ACK timeout while the responder waits. */
 		srdma_comp_arm_timer(qp);
 		req->rnr_wait = true;
