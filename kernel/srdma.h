@@ -623,6 +623,7 @@ struct srdma_swqe *srdma_swqe_at(struct srdma_qp *qp, u32 idx);
 int srdma_req_fetch(struct srdma_qp *qp);
 bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
 bool srdma_req_idle(struct srdma_qp *qp);
+void srdma_req_drained(struct srdma_qp *qp);
 bool srdma_req_expects(struct srdma_qp *qp);
 bool srdma_req_want_ack(const struct srdma_qp *qp,
 			const struct srdma_swqe *sw, u32 psn, bool last);

@@ -198,7 +198,7 @@ void srdma_comp_arm_timer(struct srdma_qp *qp)
 {
 	unsigned long rto, early;
 
-	if (!qp->attr.timeout || qp->state != IB_QPS_RTS || qp->dead)
+	if (!qp->attr.timeout || !srdma_qp_sends(qp->state) || qp->dead)
 		return;
 	rto = srdma_ack_timeout_jiffies(qp->attr.timeout);
 	early = srdma_early_rtx_delay(rto);
@@ -470,7 +470,7 @@ void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		    const struct sk_buff *skb)
 {
 	lockdep_assert_held(&qp->lock);
-	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
+	if (!srdma_qp_sends(qp->state))
 		return;
 
 	/*
@@ -554,7 +554,7 @@ void srdma_comp_timeout(struct timer_list *t)
 		spin_unlock_bh(&qp->lock);
 		return;
 	}
-	if (qp->req.rto_early && !qp->dead && qp->state == IB_QPS_RTS) {
+	if (qp->req.rto_early && !qp->dead && srdma_qp_sends(qp->state)) {
 		run = srdma_comp_early_rtx(qp);
 		spin_unlock_bh(&qp->lock);
 		if (run)
@@ -564,7 +564,7 @@ void srdma_comp_timeout(struct timer_list *t)
 	qp->req.rto_early = false;
 	qp->req.rto_armed = false;
 	/* Destroy has begun: the QP stays as it is until it is gone. */
-	if (!qp->dead && qp->state == IB_QPS_RTS &&
+	if (!qp->dead && srdma_qp_sends(qp->state) &&
 	    qp->req.una != qp->req.max_psn && !qp->req.rnr_wait) {
 		srdma_counter_inc(to_sdev(qp->ibqp.device),
 				  SRDMA_CNT_ACK_TIMEOUTS);

@@ -660,13 +660,14 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 		}
 		qp->req.retry = qp->attr.retry_cnt;
 		qp->req.rnr_retry = qp->attr.rnr_retry;
+		qp->req.draining = false;
 		if (!qp->req.cwnd)
 			qp->req.cwnd = SRDMA_CWND_INIT;
 		break;
 	case IB_QPS_SQD:
-		/* The drain completes at once: nothing is held back. */
-		if (qp->attr.en_sqd_async_notify)
-			WRITE_ONCE(qp->event, IB_EVENT_SQ_DRAINED);
+		/* Over at once when no message is in progress. */
+		qp->req.draining = true;
+		srdma_req_drained(qp);
 		break;
 	case IB_QPS_ERR:
 		/* Asked for: no WQE failed, every one is flushed. */
@@ -775,6 +776,7 @@ int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->ah_attr.grh.sgid_attr = NULL;
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
+	attr->sq_draining = qp->state == IB_QPS_SQD && qp->req.draining;
 	spin_unlock_bh(&qp->lock);
 
 	attr->cap.max_send_wr = qp->sq.ring.num;
@@ -782,7 +784,6 @@ int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_send_sge = qp->sq.max_sge;
 	attr->cap.max_recv_sge = qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->sq.max_inline;
-	attr->sq_draining = 0;
 
 	init->event_handler = ibqp->event_handler;
 	init->qp_context = ibqp->qp_context;

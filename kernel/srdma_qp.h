@@ -122,6 +122,21 @@ static inline enum srdma_psn_class srdma_psn_classify(u32 psn, u32 epsn)
 }
 
 /**
+ * srdma_qp_sends() - Whether a QP's requester sends and retries
+ * @state: the QP's state
+ *
+ * In SQD no new message starts, but those started go on to the end, are
+ * retried and timed as in RTS (C9-139): the drain ends once they are
+ * acknowledged (the SQD state of IBTA chapter 10).
+ *
+ * Return: true in RTS and SQD.
+ */
+static inline bool srdma_qp_sends(enum ib_qp_state state)
+{
+	return state == IB_QPS_RTS || state == IB_QPS_SQD;
+}
+
+/**
  * srdma_ack_supersedes() - Whether a new ACK or NAK replaces a pending one
  * @pend_syn: AETH syndrome of the answer waiting to be sent
  * @pend_psn: its PSN
@@ -356,6 +371,8 @@ struct srdma_rd_res {
  * @limited_wait: a request was sent without credit at @limited_psn; the
  *	next one waits until una passes it (C9-162, C9-163)
  * @limited_psn: see @limited_wait
+ * @draining: the QP entered SQD with messages started and not yet
+ *	acknowledged; srdma_req_drained() reports the end of the drain
  */
 struct srdma_req {
 	u32 fetch;
@@ -388,6 +405,7 @@ struct srdma_req {
 	u32 credit_idx;
 	bool limited_wait;
 	u32 limited_psn;
+	bool draining;
 };
 
 /**

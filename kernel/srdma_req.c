@@ -447,7 +447,7 @@ void srdma_req_probe(struct srdma_qp *qp, struct sk_buff_head *q)
 
 	lockdep_assert_held(&qp->lock);
 	req->probe = false;
-	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
+	if (!srdma_qp_sends(qp->state) ||
 	    req->rnr_wait || req->need_retry || !req->pkts_since_ack_req ||
 	    req->psn != req->max_psn || req->una == req->max_psn)
 		return;
@@ -756,7 +756,7 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 	int err;
 
 	lockdep_assert_held(&qp->lock);
-	if (qp->state != IB_QPS_RTS || req->rnr_wait)
+	if (!srdma_qp_sends(qp->state) || req->rnr_wait)
 		return false;
 	if (req->tx_dropped) {
 		/* What follows a dropped packet would only be out of order. */
@@ -800,6 +800,8 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 				req->cur++;
 				continue;
 			}
+			if (qp->state == IB_QPS_SQD)
+				return false;
 			if (sw->wqe.flags & SRDMA_WQE_FENCE && req->rd_atomic)
 				return false;
 			srdma_req_local(qp, sw);
@@ -808,6 +810,9 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 			continue;
 		}
 		if (!sw->started) {
+			/* Draining: no new message starts. */
+			if (qp->state == IB_QPS_SQD)
+				return false;
 			/* IBTA 10.8.3.3: a fenced WQE waits for READ/atomics. */
 			if ((sw->wqe.flags & SRDMA_WQE_FENCE) && req->rd_atomic)
 				return false;
@@ -886,6 +891,31 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		}
 	}
 	return true;
+}
+
+/**
+ * srdma_req_drained() - End an SQ drain once nothing started is left
+ * @qp: the QP
+ *
+ * In SQD the messages started before it go on until they complete
+ * (srdma_qp_sends()); the drain is over when the oldest WQE left, if
+ * any, never started. Then the SQ Drained event goes out if it was asked
+ * for (IB_QP_EN_SQD_ASYNC_NOTIFY), once.
+ *
+ * Context: qp->lock held.
+ */
+void srdma_req_drained(struct srdma_qp *qp)
+{
+	u32 own = qp->sq.ring.own;
+
+	lockdep_assert_held(&qp->lock);
+	if (!qp->req.draining || qp->state != IB_QPS_SQD)
+		return;
+	if (own != qp->req.fetch && srdma_swqe_at(qp, own)->started)
+		return;
+	qp->req.draining = false;
+	if (qp->attr.en_sqd_async_notify)
+		WRITE_ONCE(qp->event, IB_EVENT_SQ_DRAINED);
 }
 
 /**

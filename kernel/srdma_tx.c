@@ -154,6 +154,7 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 	}
 	more = srdma_resp_tx(qp, &qp->tx[SRDMA_TX_RESP].q, &budget);
 	more |= srdma_req_tx(qp, q, &budget);
+	srdma_req_drained(qp);
 	if (qp->req.probe)
 		srdma_req_probe(qp, q);
 	if (qp->req.una != qp->req.max_psn && !qp->req.rto_armed)

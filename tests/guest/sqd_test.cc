@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// Send Queue Drain (the SQD state, IBTA chapter 10), part of
+// srdma_rc_test. A QP moved to SQD starts no new message; the messages
+// already started go on to the end, retried and timed as in RTS (C9-139),
+// and once they are acknowledged the SQ Drained event comes, if it was
+// asked for. Back in RTS the WQEs held back go.
+//
+//   dev A: QP a --- WRITE 1 (large, in flight) ---> dev B: QP b
+//                   [a to SQD]
+//               <-- ACKs: WRITE 1 completes, then IBV_EVENT_SQ_DRAINED
+//                   WRITE 2 (posted before SQD) waits
+//                   [a to RTS]
+//               --- WRITE 2 --->
+//
+// Topology and environment as for rc_test.cc (tests/guest/pair.sh).
+
+#include <infiniband/verbs.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "verbs_pair.h"
+
+namespace {
+
+using namespace srdma_test;
+
+constexpr size_t kBig = 4 << 20, kSmall = 4096;
+
+class SqdTest : public PairFixture {
+ protected:
+  void SetUp() override {
+    PairFixture::SetUp();
+    if (HasFatalFailure()) return;
+    if (!SoftA()) GTEST_SKIP() << "the requester under test is softrdma's";
+  }
+
+  static int Write(End* a, End* b, uint64_t id, size_t off, size_t len) {
+    ibv_sge sge = {(uintptr_t)a->buf.data() + off, (uint32_t)len, a->mr->lkey};
+    ibv_send_wr wr = {}, *bad;
+    wr.wr_id = id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = (uintptr_t)b->buf.data() + off;
+    wr.wr.rdma.rkey = b->mr->rkey;
+    return ibv_post_send(a->qp, &wr, &bad);
+  }
+
+  // Wait up to @ms for the SQ Drained event of @qp; other events of the
+  // context (left by earlier tests) are acknowledged and passed over.
+  static bool WaitDrained(ibv_context* ctx, ibv_qp* qp, int ms) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          end - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p = {ctx->async_fd, POLLIN, 0};
+      if (poll(&p, 1, (int)left.count()) <= 0) continue;
+      ibv_async_event ev;
+      if (ibv_get_async_event(ctx, &ev)) return false;
+      const bool ours = ev.event_type == IBV_EVENT_SQ_DRAINED && ev.element.qp == qp;
+      ibv_ack_async_event(&ev);
+      if (ours) return true;
+    }
+  }
+};
+
+// A large WRITE in flight when the QP enters SQD completes, the drain
+// event follows it, and a WRITE posted behind it waits for RTS.
+TEST_F(SqdTest, StartedMessageFinishesAndTheNextWaitsForRts) {
+  End a, b;
+  ASSERT_TRUE(MakeEnd(a_dev_, &a, kBig + kSmall, 16));
+  ASSERT_TRUE(MakeEnd(b_dev_, &b, kBig + kSmall, 16));
+  ASSERT_EQ(Connect(&a, &b, mtu_, ConnOpts()), 0);
+  ASSERT_EQ(Connect(&b, &a, mtu_, ConnOpts()), 0);
+  Fill(a.buf, 0, a.buf.size(), 23);
+  a.buf[0] = 0x5a;
+
+  ASSERT_EQ(Write(&a, &b, 1, 0, kBig), 0);
+  // The WRITE has started once its first byte is at B.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (((volatile uint8_t*)b.buf.data())[0] != 0x5a)
+    ASSERT_LT(std::chrono::steady_clock::now(), until) << "WRITE 1 never began";
+  ASSERT_EQ(Write(&a, &b, 2, kBig, kSmall), 0);
+
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_SQD;
+  attr.en_sqd_async_notify = 1;
+  ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0);
+
+  ASSERT_TRUE(WaitDrained(a_dev_->ctx, a.qp, 120000)) << "no IBV_EVENT_SQ_DRAINED";
+  // WRITE 1 completed before the event, whole; WRITE 2 did not start.
+  auto wc = Poll(a.cq, 2, 300);
+  ASSERT_EQ(wc.size(), 1u) << "WRITE 2 ran in SQD, or WRITE 1 never completed";
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), kBig), 0);
+  EXPECT_TRUE(std::all_of(b.buf.begin() + kBig, b.buf.end(), [](uint8_t c) { return c == 0; }));
+
+  ibv_qp_init_attr init;
+  ASSERT_EQ(ibv_query_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_CUR_STATE, &init), 0);
+  EXPECT_EQ(attr.qp_state, IBV_QPS_SQD);
+  EXPECT_EQ(attr.sq_draining, 0) << "the drain is over";
+
+  attr = {};
+  attr.qp_state = IBV_QPS_RTS;
+  ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE), 0);
+  wc = Poll(a.cq, 1);
+  ASSERT_EQ(wc.size(), 1u) << "WRITE 2 never completed back in RTS";
+  EXPECT_EQ(wc[0].wr_id, 2u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), b.buf.size()), 0);
+}
+
+// A QP with nothing in flight drains at once; what is posted in SQD waits
+// for RTS.
+TEST_F(SqdTest, IdleQpDrainsAtOnce) {
+  End a, b;
+  ASSERT_TRUE(MakeEnd(a_dev_, &a, kSmall, 16));
+  ASSERT_TRUE(MakeEnd(b_dev_, &b, kSmall, 16));
+  ASSERT_EQ(Connect(&a, &b, mtu_, ConnOpts()), 0);
+  ASSERT_EQ(Connect(&b, &a, mtu_, ConnOpts()), 0);
+  Fill(a.buf, 0, a.buf.size(), 29);
+
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_SQD;
+  attr.en_sqd_async_notify = 1;
+  ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0);
+  ASSERT_TRUE(WaitDrained(a_dev_->ctx, a.qp, 10000)) << "no IBV_EVENT_SQ_DRAINED";
+
+  ASSERT_EQ(Write(&a, &b, 7, 0, kSmall), 0);
+  EXPECT_TRUE(Poll(a.cq, 1, 300).empty()) << "a WRITE started in SQD";
+  attr = {};
+  attr.qp_state = IBV_QPS_RTS;
+  ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE), 0);
+  auto wc = Poll(a.cq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), kSmall), 0);
+}
+
+}  // namespace
