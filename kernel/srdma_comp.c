@@ -328,10 +328,17 @@ static void srdma_comp_read_resp(struct srdma_qp *qp,
 
 	off = srdma_psn_diff(pkt->psn, sw->first_psn) * pmtu;
 	last = srdma_psn_diff(pkt->psn, sw->first_psn) == sw->npkts - 1;
-	/* IBTA 9.7.5.2.2: every response but the last carries a full PMTU. */
+	/*
+	 * IBTA 9.7.5.2.2: every response but the last carries a full PMTU.
+	 * Too much or too little payload is a local length error (9.9.2,
+	 * Table 59); one the local buffers cannot take, a protection error.
+	 */
 	if ((!last && pkt->paylen != pmtu) ||
-	    (last && off + pkt->paylen != sw->length) ||
-	    !srdma_comp_place(qp, sw, off, pkt->paylen, NULL, skb,
+	    (last && off + pkt->paylen != sw->length)) {
+		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_LOC_LEN_ERR);
+		return;
+	}
+	if (!srdma_comp_place(qp, sw, off, pkt->paylen, NULL, skb,
 			      pkt->hdr_len)) {
 		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_LOC_PROT_ERR);
 		return;
