@@ -7,9 +7,9 @@
 // asked for. Back in RTS the WQEs held back go.
 //
 //   dev A: QP a --- WRITE 1 (large, in flight) ---> dev B: QP b
-//                   [a to SQD]
+//                   [a to SQD], WRITE 2 posted
 //               <-- ACKs: WRITE 1 completes, then IBV_EVENT_SQ_DRAINED
-//                   WRITE 2 (posted before SQD) waits
+//                   WRITE 2 waits
 //                   [a to RTS]
 //               --- WRITE 2 --->
 //
@@ -75,7 +75,9 @@ class SqdTest : public PairFixture {
 };
 
 // A large WRITE in flight when the QP enters SQD completes, the drain
-// event follows it, and a WRITE posted behind it waits for RTS.
+// event follows it, and a WRITE posted in SQD waits for RTS. (Posted
+// before, the second WRITE could start before the modify: an SQ poller
+// takes it as soon as the first is sent.)
 TEST_F(SqdTest, StartedMessageFinishesAndTheNextWaitsForRts) {
   End a, b;
   ASSERT_TRUE(MakeEnd(a_dev_, &a, kBig + kSmall, 16));
@@ -90,12 +92,12 @@ TEST_F(SqdTest, StartedMessageFinishesAndTheNextWaitsForRts) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (((volatile uint8_t*)b.buf.data())[0] != 0x5a)
     ASSERT_LT(std::chrono::steady_clock::now(), until) << "WRITE 1 never began";
-  ASSERT_EQ(Write(&a, &b, 2, kBig, kSmall), 0);
 
   ibv_qp_attr attr = {};
   attr.qp_state = IBV_QPS_SQD;
   attr.en_sqd_async_notify = 1;
   ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0);
+  ASSERT_EQ(Write(&a, &b, 2, kBig, kSmall), 0);
 
   ASSERT_TRUE(WaitDrained(a_dev_->ctx, a.qp, 120000)) << "no IBV_EVENT_SQ_DRAINED";
   // WRITE 1 completed before the event, whole; WRITE 2 did not start.
