@@ -38,7 +38,8 @@
  * packet has arrived since would send the requester back over a packet
  * that was executed, or hide the error-class NAK that packet drew. A
  * duplicate's ACK names an older PSN and leaves such a NAK in place.
- * Nothing follows the answer that ends the QP (resp->fatal).
+ * Nothing follows the answer that ends the QP (resp->fatal), and that
+ * answer replaces any (srdma_resp_nak_fatal()).
  */
 static void srdma_resp_ack(struct srdma_qp *qp, u8 syndrome, u32 psn)
 {
@@ -81,6 +82,13 @@ static void srdma_resp_nak_fatal(struct srdma_qp *qp, u8 nak, u32 psn)
 		srdma_uc_drop(qp);
 		return;
 	}
+	/*
+	 * The QP's last answer replaces any that waits, even one of a later
+	 * PSN (a sequence or RNR NAK behind the READ responses that just
+	 * failed): it acknowledges what came before @psn, and nothing after
+	 * it will execute. Its syndrome also names the QP's event.
+	 */
+	qp->resp.ack_pending = false;
 	srdma_resp_ack(qp, SRDMA_NAK_SYN(nak), psn);
 	qp->resp.fatal = true;
 }
