@@ -409,6 +409,28 @@ struct srdma_req {
 };
 
 /**
+ * srdma_swqe_begun() - Whether a WQE has put a packet on the wire
+ * @req: the QP's requester
+ * @sw: a WQE of its SQ
+ *
+ * A WQE is marked started when the requester gives it its PSNs, which may
+ * be before its first packet can go (the READ and atomic limit, credits,
+ * memory). It has begun once a packet of it was sent: its first PSN is
+ * before the highest ever sent (@req->max_psn outlives a go-back-N). A
+ * local operation has begun once it ran. In SQD only begun messages go
+ * on.
+ *
+ * Return: true when @sw has begun.
+ */
+static inline bool srdma_swqe_begun(const struct srdma_req *req,
+				    const struct srdma_swqe *sw)
+{
+	if (!sw->started)
+		return false;
+	return !sw->npkts || srdma_psn_before(sw->first_psn, req->max_psn);
+}
+
+/**
  * enum srdma_e2e - End-to-end flow control of a connection's requester
  * @SRDMA_E2E_UNKNOWN: no ACK yet: no credit (C9-156)
  * @SRDMA_E2E_ON: the responder sends credits, which limit requests that

@@ -826,6 +826,13 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 			sw->cons_seq = req->cons_total;
 			sw->started = true;
 		}
+		/*
+		 * Started, but held back before its first packet (the READ
+		 * and atomic limit, credits, memory): not begun, so it waits
+		 * too (srdma_swqe_begun()).
+		 */
+		if (qp->state == IB_QPS_SQD && !srdma_swqe_begun(req, sw))
+			return false;
 		if (srdma_wr_is_read_atomic(sw->wqe.opcode) &&
 		    req->rd_atomic >= max_t(u32, qp->attr.max_rd_atomic, 1))
 			return false;
@@ -897,9 +904,9 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
  * srdma_req_drained() - End an SQ drain once nothing started is left
  * @qp: the QP
  *
- * In SQD the messages started before it go on until they complete
+ * In SQD the messages begun before it go on until they complete
  * (srdma_qp_sends()); the drain is over when the oldest WQE left, if
- * any, never started. Then the SQ Drained event goes out if it was asked
+ * any, has not begun (srdma_swqe_begun()). Then the SQ Drained event goes out if it was asked
  * for (IB_QP_EN_SQD_ASYNC_NOTIFY), once.
  *
  * Context: qp->lock held.
@@ -911,7 +918,8 @@ void srdma_req_drained(struct srdma_qp *qp)
 	lockdep_assert_held(&qp->lock);
 	if (!qp->req.draining || qp->state != IB_QPS_SQD)
 		return;
-	if (own != qp->req.fetch && srdma_swqe_at(qp, own)->started)
+	if (own != qp->req.fetch &&
+	    srdma_swqe_begun(&qp->req, srdma_swqe_at(qp, own)))
 		return;
 	qp->req.draining = false;
 	if (qp->attr.en_sqd_async_notify)
