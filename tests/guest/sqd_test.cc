@@ -55,6 +55,19 @@ class SqdTest : public PairFixture {
     return ibv_post_send(a->qp, &wr, &bad);
   }
 
+  static int Read(End* a, End* b, uint64_t id, size_t off, size_t len) {
+    ibv_sge sge = {(uintptr_t)a->buf.data() + off, (uint32_t)len, a->mr->lkey};
+    ibv_send_wr wr = {}, *bad;
+    wr.wr_id = id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_READ;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = (uintptr_t)b->buf.data() + off;
+    wr.wr.rdma.rkey = b->mr->rkey;
+    return ibv_post_send(a->qp, &wr, &bad);
+  }
+
   // Wait up to @ms for the SQ Drained event of @qp; other events of the
   // context (left by earlier tests) are acknowledged and passed over.
   static bool WaitDrained(ibv_context* ctx, ibv_qp* qp, int ms) {
@@ -118,6 +131,48 @@ TEST_F(SqdTest, StartedMessageFinishesAndTheNextWaitsForRts) {
   ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE), 0);
   wc = Poll(a.cq, 1);
   ASSERT_EQ(wc.size(), 1u) << "WRITE 2 never completed back in RTS";
+  EXPECT_EQ(wc[0].wr_id, 2u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), b.buf.size()), 0);
+}
+
+// With one READ allowed in flight (max_rd_atomic 1), a second READ posted
+// behind a large one has its PSNs but waits for the first: it has not
+// begun when the QP enters SQD, so it waits for RTS, and the drain ends
+// with the first.
+TEST_F(SqdTest, ReadHeldBackByTheLimitWaitsForRts) {
+  End a, b;
+  ASSERT_TRUE(MakeEnd(a_dev_, &a, kBig + kSmall, 16));
+  ASSERT_TRUE(MakeEnd(b_dev_, &b, kBig + kSmall, 16));
+  ConnOpts o;
+  o.rd_atomic = 1;
+  ASSERT_EQ(Connect(&a, &b, mtu_, o), 0);
+  ASSERT_EQ(Connect(&b, &a, mtu_, o), 0);
+  Fill(b.buf, 0, b.buf.size(), 31);
+  b.buf[0] = 0x5a;
+
+  ASSERT_EQ(Read(&a, &b, 1, 0, kBig), 0);
+  ASSERT_EQ(Read(&a, &b, 2, kBig, kSmall), 0);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (((volatile uint8_t*)a.buf.data())[0] != 0x5a)
+    ASSERT_LT(std::chrono::steady_clock::now(), until) << "READ 1 never began";
+
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_SQD;
+  attr.en_sqd_async_notify = 1;
+  ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0);
+  ASSERT_TRUE(WaitDrained(a_dev_->ctx, a.qp, 120000)) << "no IBV_EVENT_SQ_DRAINED";
+  auto wc = Poll(a.cq, 2, 300);
+  ASSERT_EQ(wc.size(), 1u) << "READ 2 began in SQD, or READ 1 never completed";
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), kBig), 0);
+
+  attr = {};
+  attr.qp_state = IBV_QPS_RTS;
+  ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE), 0);
+  wc = Poll(a.cq, 1);
+  ASSERT_EQ(wc.size(), 1u) << "READ 2 never completed back in RTS";
   EXPECT_EQ(wc[0].wr_id, 2u);
   EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
   EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), b.buf.size()), 0);
