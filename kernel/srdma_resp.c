@@ -692,6 +692,19 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		break;
 	}
+	/*
+	 * A sequence or RNR NAK still waiting (behind READ responses) whose
+	 * packet has now executed, a SEND or WRITE without AckReq: it would
+	 * send the requester back over it. An ACK of it says more. (Past a
+	 * READ or atomic, their responses move the requester past the NAK,
+	 * which it then drops.)
+	 */
+	if ((srdma_pkt_op(pkt) == SRDMA_OPF_SEND ||
+	     srdma_pkt_op(pkt) == SRDMA_OPF_WRITE) &&
+	    resp->ack_pending && !resp->fatal &&
+	    srdma_syn_type(resp->ack_syndrome) != SRDMA_SYN_ACK &&
+	    srdma_psn_after(resp->epsn, resp->ack_psn))
+		srdma_resp_ack(qp, SRDMA_ACK_SYN, srdma_psn_add(resp->epsn, -1));
 }
 
 /*
