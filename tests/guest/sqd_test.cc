@@ -137,9 +137,11 @@ TEST_F(SqdTest, StartedMessageFinishesAndTheNextWaitsForRts) {
 }
 
 // With one READ allowed in flight (max_rd_atomic 1), a second READ posted
-// behind a large one has its PSNs but waits for the first: it has not
-// begun when the QP enters SQD, so it waits for RTS, and the drain ends
-// with the first.
+// behind a large one waits for the first: it has not begun when the QP
+// enters SQD, so it waits for RTS, and the drain ends with the first.
+// (It gets its PSNs only once the congestion window reaches it, near the
+// end of the first READ: a modify that lands after that is the case
+// srdma_swqe_begun() is for, which this test meets only by chance.)
 TEST_F(SqdTest, ReadHeldBackByTheLimitWaitsForRts) {
   End a, b;
   ASSERT_TRUE(MakeEnd(a_dev_, &a, kBig + kSmall, 16));
