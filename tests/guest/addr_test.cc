@@ -51,19 +51,6 @@ class ExtraAddress {
   bool ok_ = false;
 };
 
-bool WriteOnce(End* from, End* to, size_t len, uint64_t id) {
-  ibv_sge sge = {(uintptr_t)from->buf.data(), (uint32_t)len, from->mr->lkey};
-  ibv_send_wr wr = {}, *bad;
-  wr.wr_id = id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = (uintptr_t)to->buf.data();
-  wr.wr.rdma.rkey = to->mr->rkey;
-  return ibv_post_send(from->qp, &wr, &bad) == 0;
-}
-
 class AddressTest : public PairFixture {};
 
 // A WRITE from another address of the peer's host, with everything else
@@ -97,7 +84,7 @@ TEST_F(AddressTest, ConnectedQpTakesPacketsOnlyFromItsPeer) {
   const long drops = ReadCounter(b_dev_->ctx, "rx_drop_address");
   ASSERT_GE(drops, 0) << "no rx_drop_address counter";
   std::memset(c.buf.data(), 0xab, len);
-  ASSERT_TRUE(WriteOnce(&c, &b, len, 1));
+  ASSERT_EQ(PostRdma(&c, &b, IBV_WR_RDMA_WRITE, 1, 0, len), 0);
   auto wc = Poll(c.cq, 1, 60000);
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].status, IBV_WC_RETRY_EXC_ERR) << ibv_wc_status_str(wc[0].status);
@@ -106,7 +93,7 @@ TEST_F(AddressTest, ConnectedQpTakesPacketsOnlyFromItsPeer) {
   EXPECT_GT(ReadCounter(b_dev_->ctx, "rx_drop_address"), drops);
 
   Fill(a.buf, 0, len, 47);
-  ASSERT_TRUE(WriteOnce(&a, &b, len, 2));
+  ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_WRITE, 2, 0, len), 0);
   wc = Poll(a.cq, 1, 60000);
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);

@@ -42,32 +42,6 @@ class SqdTest : public PairFixture {
     if (!SoftA()) GTEST_SKIP() << "the requester under test is softrdma's";
   }
 
-  static int Write(End* a, End* b, uint64_t id, size_t off, size_t len) {
-    ibv_sge sge = {(uintptr_t)a->buf.data() + off, (uint32_t)len, a->mr->lkey};
-    ibv_send_wr wr = {}, *bad;
-    wr.wr_id = id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = (uintptr_t)b->buf.data() + off;
-    wr.wr.rdma.rkey = b->mr->rkey;
-    return ibv_post_send(a->qp, &wr, &bad);
-  }
-
-  static int Read(End* a, End* b, uint64_t id, size_t off, size_t len) {
-    ibv_sge sge = {(uintptr_t)a->buf.data() + off, (uint32_t)len, a->mr->lkey};
-    ibv_send_wr wr = {}, *bad;
-    wr.wr_id = id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_READ;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = (uintptr_t)b->buf.data() + off;
-    wr.wr.rdma.rkey = b->mr->rkey;
-    return ibv_post_send(a->qp, &wr, &bad);
-  }
-
   // Wait up to @ms for the SQ Drained event of @qp; other events of the
   // context (left by earlier tests) are acknowledged and passed over.
   static bool WaitDrained(ibv_context* ctx, ibv_qp* qp, int ms) {
@@ -100,7 +74,7 @@ TEST_F(SqdTest, StartedMessageFinishesAndTheNextWaitsForRts) {
   Fill(a.buf, 0, a.buf.size(), 23);
   a.buf[0] = 0x5a;
 
-  ASSERT_EQ(Write(&a, &b, 1, 0, kBig), 0);
+  ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_WRITE, 1, 0, kBig), 0);
   // The WRITE has started once its first byte is at B.
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (((volatile uint8_t*)b.buf.data())[0] != 0x5a)
@@ -110,7 +84,7 @@ TEST_F(SqdTest, StartedMessageFinishesAndTheNextWaitsForRts) {
   attr.qp_state = IBV_QPS_SQD;
   attr.en_sqd_async_notify = 1;
   ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0);
-  ASSERT_EQ(Write(&a, &b, 2, kBig, kSmall), 0);
+  ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_WRITE, 2, kBig, kSmall), 0);
 
   ASSERT_TRUE(WaitDrained(a_dev_->ctx, a.qp, 120000)) << "no IBV_EVENT_SQ_DRAINED";
   // WRITE 1 completed before the event, whole; WRITE 2 did not start.
@@ -153,8 +127,8 @@ TEST_F(SqdTest, ReadHeldBackByTheLimitWaitsForRts) {
   Fill(b.buf, 0, b.buf.size(), 31);
   b.buf[0] = 0x5a;
 
-  ASSERT_EQ(Read(&a, &b, 1, 0, kBig), 0);
-  ASSERT_EQ(Read(&a, &b, 2, kBig, kSmall), 0);
+  ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_READ, 1, 0, kBig), 0);
+  ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_READ, 2, kBig, kSmall), 0);
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (((volatile uint8_t*)a.buf.data())[0] != 0x5a)
     ASSERT_LT(std::chrono::steady_clock::now(), until) << "READ 1 never began";
@@ -196,7 +170,7 @@ TEST_F(SqdTest, IdleQpDrainsAtOnce) {
   ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0);
   ASSERT_TRUE(WaitDrained(a_dev_->ctx, a.qp, 10000)) << "no IBV_EVENT_SQ_DRAINED";
 
-  ASSERT_EQ(Write(&a, &b, 7, 0, kSmall), 0);
+  ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_WRITE, 7, 0, kSmall), 0);
   EXPECT_TRUE(Poll(a.cq, 1, 300).empty()) << "a WRITE started in SQD";
   attr = {};
   attr.qp_state = IBV_QPS_RTS;

@@ -57,18 +57,6 @@ class SqPollTest : public PairFixture {
   }
 
   // WRITE @len bytes at @off of A's buffer to the same offset of B's.
-  static int Write(End* a, End* b, uint64_t id, size_t off, size_t len, bool signaled) {
-    ibv_sge sge = {(uintptr_t)a->buf.data() + off, (uint32_t)len, a->mr->lkey};
-    ibv_send_wr wr = {}, *bad;
-    wr.wr_id = id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
-    wr.wr.rdma.remote_addr = (uintptr_t)b->buf.data() + off;
-    wr.wr.rdma.rkey = b->mr->rkey;
-    return ibv_post_send(a->qp, &wr, &bad);
-  }
 
 };
 
@@ -92,7 +80,7 @@ TEST_F(SqPollTest, StreamOfWritesArrivesWhole) {
   while (done < kWrites) {
     while (posted < kWrites && posted - done < kDepth - kEvery) {
       const bool sig = (posted + 1) % kEvery == 0 || posted + 1 == kWrites;
-      ASSERT_EQ(Write(&a, &b, posted, size_t(posted) * kLen, kLen, sig), 0) << posted;
+      ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_WRITE, posted, size_t(posted) * kLen, kLen, sig), 0) << posted;
       posted++;
     }
     auto wc = Poll(a.cq, 1);
@@ -121,7 +109,7 @@ TEST_F(SqPollTest, DestroyWhilePolled) {
     End a, b;
     Pair(&a, &b, size_t(kDepth) * kLen);
     for (uint32_t i = 0; i < kDepth - 1; i++)
-      ASSERT_EQ(Write(&a, &b, i, size_t(i) * kLen, kLen, i % 16 == 15), 0);
+      ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_WRITE, i, size_t(i) * kLen, kLen, i % 16 == 15), 0);
     // Some rounds wait a little: the poller then is mid-stream.
     if (round % 3)
       usleep(50 * (round % 7));
@@ -131,7 +119,7 @@ TEST_F(SqPollTest, DestroyWhilePolled) {
   End a, b;
   Pair(&a, &b, 4096);
   Fill(a.buf, 0, 4096, 5);
-  ASSERT_EQ(Write(&a, &b, 1, 0, 4096, true), 0);
+  ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_WRITE, 1, 0, 4096, true), 0);
   auto wc = Poll(a.cq, 1);
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
@@ -146,7 +134,7 @@ TEST_F(SqPollTest, ErrorWhilePolledFlushesInOrder) {
   End a, b;
   Pair(&a, &b, size_t(kWrites) * kLen);
   for (uint32_t i = 0; i < kWrites; i++)
-    ASSERT_EQ(Write(&a, &b, i, size_t(i) * kLen, kLen, true), 0);
+    ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_WRITE, i, size_t(i) * kLen, kLen, true), 0);
   ibv_qp_attr attr = {};
   attr.qp_state = IBV_QPS_ERR;
   ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE), 0);

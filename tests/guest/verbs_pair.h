@@ -207,6 +207,22 @@ inline std::vector<ibv_wc> Poll(ibv_cq* cq, int n, int ms = 60000) {
   return out;
 }
 
+// One RDMA WRITE or READ of @len bytes at offset @off of both buffers,
+// from @a's QP to @b's region. Returns ibv_post_send()'s result.
+inline int PostRdma(End* a, End* b, ibv_wr_opcode op, uint64_t id, size_t off, size_t len,
+                    bool signaled = true) {
+  ibv_sge sge = {(uintptr_t)a->buf.data() + off, (uint32_t)len, a->mr->lkey};
+  ibv_send_wr wr = {}, *bad;
+  wr.wr_id = id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = op;
+  wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+  wr.wr.rdma.remote_addr = (uintptr_t)b->buf.data() + off;
+  wr.wr.rdma.rkey = b->mr->rkey;
+  return ibv_post_send(a->qp, &wr, &bad);
+}
+
 inline void Fill(std::vector<uint8_t>& v, size_t off, size_t len, uint32_t seed) {
   std::mt19937 g(seed);
   for (size_t i = 0; i < len; i++) v[off + i] = g();
