@@ -312,8 +312,8 @@ static void srdma_comp_read_resp(struct srdma_qp *qp,
 	u32 pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
 	struct srdma_req *req = &qp->req;
 	struct srdma_swqe *sw;
+	u32 off, idx;
 	bool last;
-	u32 off;
 
 	/* Responses are in PSN order: anything else is lost or stale. */
 	if (!srdma_comp_resp_at_una(qp, pkt,
@@ -321,13 +321,22 @@ static void srdma_comp_read_resp(struct srdma_qp *qp,
 	    qp->sq.ring.own == req->fetch)
 		return;
 	sw = srdma_swqe_at(qp, qp->sq.ring.own);
-	if (!sw->started || sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ ||
-	    srdma_psn_diff(pkt->psn, sw->first_psn) < 0 ||
-	    srdma_psn_diff(pkt->psn, sw->first_psn) >= sw->npkts)
+	if (!sw->started || !sw->npkts)
 		return;
+	/*
+	 * The response is at una, sent and unanswered: a WQE that is not
+	 * a READ, or an opcode out of place in the READ's responses, is
+	 * an unexpected opcode (9.9.2.3, Table 59: a bad response).
+	 */
+	idx = srdma_psn_diff(pkt->psn, sw->first_psn);
+	if (sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ ||
+	    !srdma_read_resp_pos_ok(pkt->info->flags, idx, sw->npkts)) {
+		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_BAD_RESP_ERR);
+		return;
+	}
 
-	off = srdma_psn_diff(pkt->psn, sw->first_psn) * pmtu;
-	last = srdma_psn_diff(pkt->psn, sw->first_psn) == sw->npkts - 1;
+	off = idx * pmtu;
+	last = idx == sw->npkts - 1;
 	/*
 	 * IBTA 9.7.5.2.2: every response but the last carries a full PMTU.
 	 * Too much or too little payload is a local length error (9.9.2,
@@ -363,10 +372,15 @@ static void srdma_comp_atomic_ack(struct srdma_qp *qp,
 	    qp->sq.ring.own == req->fetch)
 		return;
 	sw = srdma_swqe_at(qp, qp->sq.ring.own);
-	if (!sw->started || sw->first_psn != pkt->psn ||
-	    (sw->wqe.opcode != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
-	     sw->wqe.opcode != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD))
+	if (!sw->started || !sw->npkts)
 		return;
+	/* At una, answering no atomic: an unexpected opcode (Table 59). */
+	if (sw->first_psn != pkt->psn ||
+	    (sw->wqe.opcode != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
+	     sw->wqe.opcode != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)) {
+		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_BAD_RESP_ERR);
+		return;
+	}
 	/* The original value lands in host order, as rdma_rxe writes it. */
 	if (!srdma_comp_place(qp, sw, 0, sizeof(orig), &orig, NULL, 0)) {
 		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_LOC_PROT_ERR);

@@ -98,6 +98,33 @@ static inline bool srdma_req_len_ok(u32 flags, u32 paylen, u32 pmtu)
 	return paylen == pmtu;
 }
 
+/**
+ * srdma_read_resp_pos_ok() - May a READ response opcode come at this PSN?
+ * @flags: the response opcode's SRDMA_OPF_* flags
+ * @idx: the response's PSN less the READ's first PSN
+ * @npkts: the number of responses the READ takes
+ *
+ * IBTA 9.7.5.2.2: the first PSN of a READ is answered by a FIRST response
+ * (ONLY when one packet carries it all) and its last by a LAST (or ONLY).
+ * Between them MIDDLE responses come, or a FIRST where a retried READ that
+ * asked only for what had not arrived starts (9.7.5.1.4), and the
+ * responses of such a READ may end in an ONLY. Any other opcode is an
+ * unexpected one, a bad response (9.9.2.3, Table 59).
+ *
+ * Return: true when the opcode fits the position.
+ */
+static inline bool srdma_read_resp_pos_ok(u32 flags, u32 idx, u32 npkts)
+{
+	bool first = flags & SRDMA_OPF_FIRST;
+	bool last = flags & SRDMA_OPF_LAST;
+
+	if (idx >= npkts)
+		return false;
+	if (idx == npkts - 1)
+		return last && (first || idx);
+	return !last && (first || idx);
+}
+
 /* Where a request's PSN falls for the responder (IBTA 9.7.5.1.1). */
 enum srdma_psn_class {
 	SRDMA_PSN_EXPECTED,	/* the expected PSN: execute */

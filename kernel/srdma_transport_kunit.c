@@ -6,8 +6,9 @@
  * classification (duplicate, expected, ahead: 9.7.5.1.1), the completion
  * status of each NAK error class (9.9.2), the AETH syndromes the responder
  * sends, the requester's congestion window, which request packets ask
- * for an ACK (C9-60, 9.7.5.1.6), and when a responder resource may take a
- * new READ or atomic (C9-86).
+ * for an ACK (C9-60, 9.7.5.1.6), when a responder resource may take a
+ * new READ or atomic (C9-86), and which READ response opcode may come
+ * at which PSN (9.7.5.2.2).
  */
 
 #include <kunit/test.h>
@@ -406,6 +407,56 @@ static void srdma_ack_supersedes_test(struct kunit *test)
 			c->replaced);
 }
 
+/* --- READ response opcodes against their position (9.7.5.2.2) --- */
+
+struct srdma_rpos_case {
+	const char *name;
+	u8 opcode;
+	u32 idx;	/* PSN less the READ's first */
+	u32 npkts;	/* responses the READ takes */
+	bool ok;
+};
+
+static const struct srdma_rpos_case srdma_rpos_cases[] = {
+	{ "ONLY, one-packet READ", SRDMA_OP_RC_READ_RESP_ONLY, 0, 1, true },
+	{ "FIRST, one-packet READ", SRDMA_OP_RC_READ_RESP_FIRST, 0, 1, false },
+	{ "LAST, one-packet READ", SRDMA_OP_RC_READ_RESP_LAST, 0, 1, false },
+	{ "FIRST at the first PSN", SRDMA_OP_RC_READ_RESP_FIRST, 0, 4, true },
+	{ "ONLY at the first PSN", SRDMA_OP_RC_READ_RESP_ONLY, 0, 4, false },
+	{ "MIDDLE at the first PSN", SRDMA_OP_RC_READ_RESP_MIDDLE, 0, 4,
+	  false },
+	{ "LAST at the first PSN", SRDMA_OP_RC_READ_RESP_LAST, 0, 4, false },
+	{ "MIDDLE between", SRDMA_OP_RC_READ_RESP_MIDDLE, 2, 4, true },
+	{ "FIRST between, a retry", SRDMA_OP_RC_READ_RESP_FIRST, 2, 4, true },
+	{ "LAST between", SRDMA_OP_RC_READ_RESP_LAST, 2, 4, false },
+	{ "ONLY between", SRDMA_OP_RC_READ_RESP_ONLY, 2, 4, false },
+	{ "LAST at the last PSN", SRDMA_OP_RC_READ_RESP_LAST, 3, 4, true },
+	{ "ONLY at the last PSN, a retry", SRDMA_OP_RC_READ_RESP_ONLY, 3, 4,
+	  true },
+	{ "MIDDLE at the last PSN", SRDMA_OP_RC_READ_RESP_MIDDLE, 3, 4,
+	  false },
+	{ "FIRST at the last PSN", SRDMA_OP_RC_READ_RESP_FIRST, 3, 4, false },
+	{ "LAST past the last PSN", SRDMA_OP_RC_READ_RESP_LAST, 4, 4, false },
+};
+
+static void srdma_rpos_case_desc(const struct srdma_rpos_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(srdma_rpos, srdma_rpos_cases, srdma_rpos_case_desc);
+
+static void srdma_read_resp_pos_test(struct kunit *test)
+{
+	const struct srdma_rpos_case *c = test->param_value;
+	const struct srdma_opcode_info *info = srdma_opcode(c->opcode);
+
+	KUNIT_ASSERT_NOT_NULL(test, info);
+	KUNIT_EXPECT_EQ(test,
+			srdma_read_resp_pos_ok(info->flags, c->idx, c->npkts),
+			c->ok);
+}
+
 /*
  * The early retransmission comes well inside the local ACK timeout, after
  * the tail probe, never before SRDMA_EARLY_RTX_MS, and not at all when
@@ -454,6 +505,7 @@ static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE_PARAM(srdma_ackreq_test, srdma_ackreq_gen_params),
 	KUNIT_CASE_PARAM(srdma_res_reuse_test, srdma_res_gen_params),
 	KUNIT_CASE_PARAM(srdma_ack_supersedes_test, srdma_supersede_gen_params),
+	KUNIT_CASE_PARAM(srdma_read_resp_pos_test, srdma_rpos_gen_params),
 	KUNIT_CASE(srdma_early_rtx_test),
 	{}
 };
