@@ -465,9 +465,13 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 			 * the one it RNR NAKed). Going back now would spend
 			 * a retry on every RNR NAK, and end the QP in
 			 * IB_WC_RETRY_EXC_ERR long before rnr_retry runs out.
+			 * Once per una, as for a gap: a responder NAKs a
+			 * sequence error once until the PSN it expects
+			 * arrives (C9-114), so a second NAK of una is a
+			 * duplicate and costs no second retry (C9-137).
 			 */
 			if (!req->rnr_wait)
-				srdma_comp_go_back(qp, false);
+				srdma_comp_gap(qp);
 			break;
 		}
 		/* Remote access, invalid request, remote operational. */
