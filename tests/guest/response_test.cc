@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// What softrdma's requester makes of responses it did not expect, part of
+// srdma_rc_test. The responder is played by the test itself: it writes
+// chosen RoCEv2 packets (tools/wire/roce_wire.h) into a raw socket in the
+// initial namespace, with the address of the end there as their source,
+// and they reach the requester under test in netns "peer":
+//
+//   init netns                                    netns "peer"
+//   raw socket, source: the init end's address    requester under test:
+//     the init end's netdev ========================= its netdev, QP t
+//   QP p (created, never brought up: what t sends it is dropped)
+//
+// Topology and environment as for rc_test.cc (tests/guest/pair.sh); the
+// requester under test is whichever end is in netns "peer", and must be
+// softrdma.
+
+#include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "../../tools/wire/roce_wire.h"
+#include "verbs_pair.h"
+
+namespace {
+
+using namespace srdma_test;
+
+constexpr uint8_t kAck = 0x11;
+constexpr uint8_t kReadRespMiddle = 0x0e;
+constexpr uint8_t kReadRespOnly = 0x10;
+constexpr uint8_t kAtomicAck = 0x12;
+constexpr uint8_t kSynAck = 0x00;
+constexpr uint8_t kSynNakPsnSeq = 0x60;
+
+bool IsV4Mapped(const ibv_gid& g) {
+  static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return std::memcmp(g.raw, prefix, sizeof(prefix)) == 0;
+}
+
+class ResponseTest : public PairFixture {
+ protected:
+  void SetUp() override {
+    PairFixture::SetUp();
+    if (HasFatalFailure()) return;
+    const bool b_in_peer = !Env("SRDMA_NETNS_B", "").empty();
+    if (Env("SRDMA_DEV_A", "dev_init") == Env("SRDMA_DEV_B", "dev_peer"))
+      GTEST_SKIP() << "one device: its packets never cross its netdev";
+    if (b_in_peer == !Env("SRDMA_NETNS_A", "").empty())
+      GTEST_SKIP() << "both ends in one namespace";
+    if (!(b_in_peer ? SoftB() : SoftA()))
+      GTEST_SKIP() << "the requester under test is softrdma's";
+    if (!Env("SRDMA_NETEM", "").empty())
+      GTEST_SKIP() << "netem would lose the packets chosen here";
+    target_ = b_in_peer ? b_dev_ : a_dev_;
+    fake_ = b_in_peer ? a_dev_ : b_dev_;
+    v6_ = !IsV4Mapped(target_->gid);
+    sock_ = socket(v6_ ? AF_INET6 : AF_INET, SOCK_RAW, IPPROTO_RAW);
+    ASSERT_GE(sock_, 0) << "raw socket: " << std::strerror(errno);
+    ASSERT_TRUE(MakeEnd(target_, &t_, 1 << 16));
+    ASSERT_TRUE(MakeEnd(fake_, &p_, 4096));
+  }
+  void TearDown() override {
+    if (sock_ >= 0) close(sock_);
+  }
+
+  // Bring t up towards p (which stays in RESET), with @retry_cnt and
+  // local ACK timeout @timeout (16: about a quarter of a second).
+  void ConnectTarget(uint8_t retry_cnt, uint8_t timeout = 16) {
+    ConnOpts o;
+    o.retry_cnt = retry_cnt;
+    o.timeout = timeout;
+    ASSERT_EQ(Connect(&t_, &p_, mtu_, o), 0);
+  }
+
+  // Send p's answer to t: BTH with @opcode and @psn, the AETH
+  // (@syndrome, MSN 1) where the opcode has one, an AtomicAckETH of zero
+  // for an atomic ACK, then @payload bytes.
+  void Answer(uint8_t opcode, uint32_t psn, uint8_t syndrome, size_t payload = 0) {
+    std::vector<uint8_t> tr(12, 0);
+    const uint32_t qpn = t_.qp->qp_num;
+    tr[0] = opcode;
+    tr[1] = static_cast<uint8_t>((4 - payload % 4) % 4 << 4);
+    tr[2] = tr[3] = 0xff;
+    tr[5] = qpn >> 16;
+    tr[6] = qpn >> 8;
+    tr[7] = qpn;
+    tr[9] = psn >> 16;
+    tr[10] = psn >> 8;
+    tr[11] = psn;
+    if (srdma_wire::ExtOf(opcode) & srdma_wire::kAeth)
+      tr.insert(tr.end(), {syndrome, 0, 0, 1});
+    if (srdma_wire::ExtOf(opcode) & srdma_wire::kAtmAck) tr.insert(tr.end(), 8, 0);
+    tr.insert(tr.end(), payload + (4 - payload % 4) % 4, 0x5a);
+
+    srdma_wire::RoceHeaderFields f = {};
+    f.src_gid = fake_->gid.raw;
+    f.dst_gid = target_->gid.raw;
+    f.v6 = v6_;
+    f.sport = 0xc000;
+    const std::vector<uint8_t> pkt = srdma_wire::RoceDatagram(f, tr);
+
+    sockaddr_storage to = {};
+    socklen_t tolen;
+    if (v6_) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&to);
+      a->sin6_family = AF_INET6;
+      std::memcpy(&a->sin6_addr, target_->gid.raw, 16);
+      tolen = sizeof(*a);
+    } else {
+      auto* a = reinterpret_cast<sockaddr_in*>(&to);
+      a->sin_family = AF_INET;
+      std::memcpy(&a->sin_addr, target_->gid.raw + 12, 4);
+      tolen = sizeof(*a);
+    }
+    ASSERT_EQ(sendto(sock_, pkt.data(), pkt.size(), 0, reinterpret_cast<sockaddr*>(&to), tolen),
+              static_cast<ssize_t>(pkt.size()))
+        << std::strerror(errno);
+  }
+
+  // Post @op of @len bytes on t, and give it time to leave: an answer
+  // to a PSN not sent yet is a ghost, dropped.
+  void Post(ibv_wr_opcode op, size_t len) {
+    ASSERT_EQ(PostRdma(&t_, &p_, op, 1, 0, len), 0);
+    usleep(10000);
+  }
+
+  // Wait for t's one completion and return its status.
+  ibv_wc_status Status() {
+    auto wc = Poll(t_.cq, 1, 60000);
+    return wc.size() == 1 ? wc[0].status : IBV_WC_GENERAL_ERR;
+  }
+
+  Dev* target_ = nullptr;
+  Dev* fake_ = nullptr;
+  bool v6_ = false;
+  int sock_ = -1;
+  End t_, p_;
+};
+
+// IBTA 9.9.2.3, Table 59: a response of an opcode that does not answer the
+// request at that PSN is a bad response, and ends the QP with the WQE
+// completed in IBV_WC_BAD_RESP_ERR; ignored, the WQE would end in retry
+// exceeded instead, after its timeouts.
+TEST_F(ResponseTest, ReadResponseToAWriteIsABadResponse) {
+  ConnectTarget(1);
+  Post(IBV_WR_RDMA_WRITE, 64);
+  Answer(kReadRespOnly, t_.psn, kSynAck, 64);
+  EXPECT_EQ(Status(), IBV_WC_BAD_RESP_ERR);
+}
+
+TEST_F(ResponseTest, AtomicAckToAReadIsABadResponse) {
+  ConnectTarget(1);
+  Post(IBV_WR_RDMA_READ, 8);
+  Answer(kAtomicAck, t_.psn, kSynAck);
+  EXPECT_EQ(Status(), IBV_WC_BAD_RESP_ERR);
+}
+
+// IBTA 9.7.5.2.2: a READ's first PSN is answered by a FIRST (or ONLY)
+// response. A MIDDLE there, of the right length, is out of place: not
+// data to place.
+TEST_F(ResponseTest, MiddleReadResponseAtTheFirstPsnIsABadResponse) {
+  const size_t pmtu = PmtuBytes(mtu_);
+  ConnectTarget(1);
+  Post(IBV_WR_RDMA_READ, 3 * pmtu);
+  Answer(kReadRespMiddle, t_.psn, kSynAck, pmtu);
+  EXPECT_EQ(Status(), IBV_WC_BAD_RESP_ERR);
+  EXPECT_EQ(t_.buf[0], 0) << "an out-of-place response was placed";
+}
+
+// IBTA C9-114: a responder NAKs a PSN sequence error once, until the PSN
+// it expects arrives; a second NAK of the same PSN is a duplicate of the
+// first (netem's "duplicate"), and costs no second retry (C9-137). With
+// retry_cnt 1, the first NAK takes the only retry; the second must not end
+// the QP; the ACK that follows completes the WRITE. The local ACK timeout
+// (timeout 18: about a second) does not expire in between.
+TEST_F(ResponseTest, DuplicatedSequenceNakCostsOneRetry) {
+  ConnectTarget(1, 18);
+  Post(IBV_WR_RDMA_WRITE, 64);
+  Answer(kAck, t_.psn, kSynNakPsnSeq);
+  Answer(kAck, t_.psn, kSynNakPsnSeq);
+  usleep(20000);
+  Answer(kAck, t_.psn, kSynAck);
+  EXPECT_EQ(Status(), IBV_WC_SUCCESS);
+}
+
+}  // namespace
