@@ -125,6 +125,23 @@ static inline bool srdma_read_resp_pos_ok(u32 flags, u32 idx, u32 npkts)
 	return !last && (first || idx);
 }
 
+/**
+ * srdma_range_within() - Is [@va, @va + @len) part of [@base, @base + @blen)?
+ * @va: start of the inner range
+ * @len: its length in bytes
+ * @base: start of the outer range
+ * @blen: its length in bytes
+ *
+ * Without overflow for any value of the four. IBTA 9.7.5.1.4: a duplicate
+ * READ is valid when it asks for a part of the original's data.
+ *
+ * Return: true when the inner range lies within the outer one.
+ */
+static inline bool srdma_range_within(u64 va, u32 len, u64 base, u32 blen)
+{
+	return va >= base && len <= blen && va - base <= blen - len;
+}
+
 /* Where a request's PSN falls for the responder (IBTA 9.7.5.1.1). */
 enum srdma_psn_class {
 	SRDMA_PSN_EXPECTED,	/* the expected PSN: execute */
@@ -340,12 +357,19 @@ struct srdma_kreg {
  * @start_psn: READ: PSN of the first response of this (re)execution
  * @next_psn: READ: PSN of the next response packet to send; ATOMIC: its PSN
  * @orig: ATOMIC: the original value returned (replayed for duplicates)
+ * @req_last_psn: PSN of the original request's last response: @last_psn
+ *	until a duplicate asks for less
+ * @req_va: READ: the original request's address
+ * @req_len: READ: the original request's length
  */
 struct srdma_rd_res {
 	u8 type;
 	bool replay;
 	u32 first_psn;
 	u32 last_psn;
+	u32 req_last_psn;
+	u32 req_len;
+	u64 req_va;
 	u64 va;
 	u32 rkey;
 	u32 resid;

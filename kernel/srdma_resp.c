@@ -508,9 +508,12 @@ static void srdma_resp_read(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	res->first_psn = pkt->psn;
 	res->next_psn = pkt->psn;
 	res->last_psn = srdma_psn_add(pkt->psn, npkts - 1);
+	res->req_last_psn = res->last_psn;
 	res->va = pkt->reth.va;
+	res->req_va = pkt->reth.va;
 	res->rkey = pkt->reth.rkey;
 	res->resid = pkt->reth.len;
+	res->req_len = pkt->reth.len;
 	res->start_psn = pkt->psn;
 	qp->resp.msn = srdma_psn_add(qp->resp.msn, 1);
 	qp->resp.epsn = srdma_psn_add(pkt->psn, npkts);
@@ -542,6 +545,7 @@ static void srdma_resp_atomic(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	res->type = SRDMA_RES_ATOMIC;
 	res->first_psn = pkt->psn;
 	res->last_psn = pkt->psn;
+	res->req_last_psn = pkt->psn;
 	res->va = pkt->atmeth.va;
 	res->rkey = pkt->atmeth.rkey;
 	res->orig = srdma_mr_atomic(mr, mva,
@@ -564,7 +568,7 @@ static struct srdma_rd_res *srdma_resp_find_res(struct srdma_qp *qp, u32 psn)
 		res = &qp->resp.res[i];
 		if (res->type &&
 		    srdma_psn_diff(psn, res->first_psn) >= 0 &&
-		    srdma_psn_diff(psn, res->last_psn) <= 0)
+		    srdma_psn_diff(psn, res->req_last_psn) <= 0)
 			return res;
 	}
 	return NULL;
@@ -580,9 +584,11 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 	switch (srdma_pkt_op(pkt)) {
 	case SRDMA_OPF_READ:
 		/*
-		 * Re-executed from the PSN it names, with its own RETH. Its
-		 * responses end where the original's did at the latest: the
-		 * PSNs after those belong to the requests that followed.
+		 * Re-executed from the PSN it names, with its own RETH. It
+		 * is valid (9.7.5.1.4) when its responses end where the
+		 * original's did at the latest (the PSNs after those belong
+		 * to the requests that followed) and it asks for a part of
+		 * the original's data; else it is dropped.
 		 */
 		res = srdma_resp_find_res(qp, pkt->psn);
 		last = srdma_psn_add(pkt->psn,
@@ -590,7 +596,9 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 				      DIV_ROUND_UP(pkt->reth.len, pmtu) : 1) - 1);
 		if (!res || res->type != SRDMA_RES_READ ||
 		    !srdma_resp_req_valid(qp, pkt) ||
-		    srdma_psn_after(last, res->last_psn) ||
+		    srdma_psn_after(last, res->req_last_psn) ||
+		    !srdma_range_within(pkt->reth.va, pkt->reth.len,
+					res->req_va, res->req_len) ||
 		    !srdma_resp_rkey_ok(qp, pkt->reth.rkey, pkt->reth.va,
 					pkt->reth.len, IB_ACCESS_REMOTE_READ))
 			return;

@@ -7,8 +7,9 @@
  * status of each NAK error class (9.9.2), the AETH syndromes the responder
  * sends, the requester's congestion window, which request packets ask
  * for an ACK (C9-60, 9.7.5.1.6), when a responder resource may take a
- * new READ or atomic (C9-86), and which READ response opcode may come
- * at which PSN (9.7.5.2.2).
+ * new READ or atomic (C9-86), which READ response opcode may come at
+ * which PSN (9.7.5.2.2), and which data a duplicate READ may ask for
+ * (9.7.5.1.4).
  */
 
 #include <kunit/test.h>
@@ -457,6 +458,43 @@ static void srdma_read_resp_pos_test(struct kunit *test)
 			c->ok);
 }
 
+/* --- A duplicate READ's data against the original's (9.7.5.1.4) --- */
+
+struct srdma_within_case {
+	const char *name;
+	u64 va;
+	u32 len;
+	bool ok;	/* within [0x1000, 0x1000 + 0x3000) */
+};
+
+static const struct srdma_within_case srdma_within_cases[] = {
+	{ "the whole", 0x1000, 0x3000, true },
+	{ "the tail from a middle PSN", 0x2000, 0x2000, true },
+	{ "the last byte", 0x3fff, 1, true },
+	{ "empty, at the end", 0x4000, 0, true },
+	{ "one byte past the end", 0x2000, 0x2001, false },
+	{ "one byte before", 0x0fff, 0x10, false },
+	{ "another address", 0x9000, 0x1000, false },
+	{ "wrapping past 2^64", ~0ULL - 0x10, 0x100, false },
+	{ "longer than the original", 0x1000, 0x3001, false },
+};
+
+static void srdma_within_case_desc(const struct srdma_within_case *c,
+				   char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(srdma_within, srdma_within_cases, srdma_within_case_desc);
+
+static void srdma_range_within_test(struct kunit *test)
+{
+	const struct srdma_within_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, srdma_range_within(c->va, c->len, 0x1000, 0x3000),
+			c->ok);
+}
+
 /*
  * The early retransmission comes well inside the local ACK timeout, after
  * the tail probe, never before SRDMA_EARLY_RTX_MS, and not at all when
@@ -506,6 +544,7 @@ static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE_PARAM(srdma_res_reuse_test, srdma_res_gen_params),
 	KUNIT_CASE_PARAM(srdma_ack_supersedes_test, srdma_supersede_gen_params),
 	KUNIT_CASE_PARAM(srdma_read_resp_pos_test, srdma_rpos_gen_params),
+	KUNIT_CASE_PARAM(srdma_range_within_test, srdma_within_gen_params),
 	KUNIT_CASE(srdma_early_rtx_test),
 	{}
 };
