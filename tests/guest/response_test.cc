@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //
-// What softrdma's requester makes of responses it did not expect, part of
-// srdma_rc_test. The responder is played by the test itself: it writes
+// What softrdma's requester makes of responses it did not expect, and of
+// answers that come at chosen moments, part of srdma_rc_test. The
+// responder is played by the test itself: it writes
 // chosen RoCEv2 packets (tools/wire/roce_wire.h) into a raw socket in the
 // initial namespace, with the address of the end there as their source,
 // and they reach the requester under test in netns "peer":
@@ -74,10 +75,11 @@ class ResponseTest : public PairFixture {
 
   // Bring t up towards p (which stays in RESET), with @retry_cnt and
   // local ACK timeout @timeout (16: about a quarter of a second).
-  void ConnectTarget(uint8_t retry_cnt, uint8_t timeout = 16) {
+  void ConnectTarget(uint8_t retry_cnt, uint8_t timeout = 16, uint8_t rd_atomic = 16) {
     ConnOpts o;
     o.retry_cnt = retry_cnt;
     o.timeout = timeout;
+    o.rd_atomic = rd_atomic;
     ASSERT_EQ(Connect(&t_, &p_, mtu_, o), 0);
   }
 
@@ -126,11 +128,20 @@ class ResponseTest : public PairFixture {
         << std::strerror(errno);
   }
 
-  // Post @op of @len bytes on t, and give it time to leave: an answer
-  // to a PSN not sent yet is a ghost, dropped.
-  void Post(ibv_wr_opcode op, size_t len) {
-    ASSERT_EQ(PostRdma(&t_, &p_, op, 1, 0, len), 0);
+  // Post @op of @len bytes at offset @off on t, and give it time to
+  // leave: an answer to a PSN not sent yet is a ghost, dropped.
+  void Post(ibv_wr_opcode op, size_t len, uint64_t id = 1, size_t off = 0) {
+    ASSERT_EQ(PostRdma(&t_, &p_, op, id, off, len), 0);
     usleep(10000);
+  }
+
+  void Modify(ibv_qp_state state) {
+    ibv_qp_attr attr = {};
+    attr.qp_state = state;
+    attr.en_sqd_async_notify = state == IBV_QPS_SQD;
+    ASSERT_EQ(ibv_modify_qp(t_.qp, &attr,
+                            IBV_QP_STATE | (state == IBV_QPS_SQD ? IBV_QP_EN_SQD_ASYNC_NOTIFY : 0)),
+              0);
   }
 
   // Wait for t's one completion and return its status.
@@ -190,6 +201,51 @@ TEST_F(ResponseTest, DuplicatedSequenceNakCostsOneRetry) {
   usleep(20000);
   Answer(kAck, t_.psn, kSynAck);
   EXPECT_EQ(Status(), IBV_WC_SUCCESS);
+}
+
+// The SQ drain (SQD) ends when the messages begun are answered. With one
+// READ allowed in flight (max_rd_atomic 1), READ 2, posted with READ 1,
+// gets its PSN behind it but waits for its answer before its request may
+// go: it has not begun when the QP enters SQD. The drain must then end
+// with READ 1's answer, READ 2 staying for RTS; a drain that waited for
+// READ 2, which nobody answers while it is held back, would never end.
+TEST_F(ResponseTest, SqdWaitsNotForAReadHeldBackByTheLimit) {
+  ConnectTarget(7, 18, 1);
+  // One post for both: the pass that sends READ 1 gives READ 2 its PSN.
+  ibv_sge sge[2];
+  ibv_send_wr wr[2] = {}, *bad = nullptr;
+  for (int i = 0; i < 2; i++) {
+    sge[i] = {(uintptr_t)t_.buf.data() + 8 * i, 8, t_.mr->lkey};
+    wr[i].wr_id = i + 1;
+    wr[i].next = i ? nullptr : &wr[1];
+    wr[i].sg_list = &sge[i];
+    wr[i].num_sge = 1;
+    wr[i].opcode = IBV_WR_RDMA_READ;
+    wr[i].send_flags = IBV_SEND_SIGNALED;
+    wr[i].wr.rdma.remote_addr = (uintptr_t)p_.buf.data() + 8 * i;
+    wr[i].wr.rdma.rkey = p_.mr->rkey;
+  }
+  ASSERT_EQ(ibv_post_send(t_.qp, wr, &bad), 0);
+  usleep(10000);
+  ASSERT_NO_FATAL_FAILURE(Modify(IBV_QPS_SQD));
+  usleep(10000);
+  Answer(kReadRespOnly, t_.psn, kSynAck, 8);
+  auto wc = Poll(t_.cq, 1, 10000);
+  ASSERT_EQ(wc.size(), 1u) << "READ 1 never completed";
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+  EXPECT_EQ(t_.buf[0], 0x5a);
+  EXPECT_TRUE(WaitQpEvent(target_->ctx, t_.qp, IBV_EVENT_SQ_DRAINED, 5000))
+      << "the drain waited for the READ held back";
+
+  ASSERT_NO_FATAL_FAILURE(Modify(IBV_QPS_RTS));
+  usleep(10000);
+  Answer(kReadRespOnly, (t_.psn + 1) & 0xffffff, kSynAck, 8);
+  wc = Poll(t_.cq, 1, 10000);
+  ASSERT_EQ(wc.size(), 1u) << "READ 2 never completed back in RTS";
+  EXPECT_EQ(wc[0].wr_id, 2u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+  EXPECT_EQ(t_.buf[8], 0x5a);
 }
 
 }  // namespace

@@ -16,7 +16,6 @@
 // Topology and environment as for rc_test.cc (tests/guest/pair.sh).
 
 #include <infiniband/verbs.h>
-#include <poll.h>
 
 #include <algorithm>
 #include <chrono>
@@ -42,22 +41,8 @@ class SqdTest : public PairFixture {
     if (!SoftA()) GTEST_SKIP() << "the requester under test is softrdma's";
   }
 
-  // Wait up to @ms for the SQ Drained event of @qp; other events of the
-  // context (left by earlier tests) are acknowledged and passed over.
   static bool WaitDrained(ibv_context* ctx, ibv_qp* qp, int ms) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          end - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p = {ctx->async_fd, POLLIN, 0};
-      if (poll(&p, 1, (int)left.count()) <= 0) continue;
-      ibv_async_event ev;
-      if (ibv_get_async_event(ctx, &ev)) return false;
-      const bool ours = ev.event_type == IBV_EVENT_SQ_DRAINED && ev.element.qp == qp;
-      ibv_ack_async_event(&ev);
-      if (ours) return true;
-    }
+    return WaitQpEvent(ctx, qp, IBV_EVENT_SQ_DRAINED, ms);
   }
 };
 
@@ -115,7 +100,8 @@ TEST_F(SqdTest, StartedMessageFinishesAndTheNextWaitsForRts) {
 // enters SQD, so it waits for RTS, and the drain ends with the first.
 // (It gets its PSNs only once the congestion window reaches it, near the
 // end of the first READ: a modify that lands after that is the case
-// srdma_swqe_begun() is for, which this test meets only by chance.)
+// srdma_swqe_begun() is for, which this test meets only by chance;
+// ResponseTest.SqdWaitsNotForAReadHeldBackByTheLimit meets it always.)
 TEST_F(SqdTest, ReadHeldBackByTheLimitWaitsForRts) {
   End a, b;
   ASSERT_TRUE(MakeEnd(a_dev_, &a, kBig + kSmall, 16));

@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -221,6 +222,24 @@ inline int PostRdma(End* a, End* b, ibv_wr_opcode op, uint64_t id, size_t off, s
   wr.wr.rdma.remote_addr = (uintptr_t)b->buf.data() + off;
   wr.wr.rdma.rkey = b->mr->rkey;
   return ibv_post_send(a->qp, &wr, &bad);
+}
+
+// Wait up to @ms for the asynchronous event @type of @qp; other events of
+// the context (left by earlier tests) are acknowledged and passed over.
+inline bool WaitQpEvent(ibv_context* ctx, ibv_qp* qp, ibv_event_type type, int ms) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        end - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p = {ctx->async_fd, POLLIN, 0};
+    if (poll(&p, 1, (int)left.count()) <= 0) continue;
+    ibv_async_event ev;
+    if (ibv_get_async_event(ctx, &ev)) return false;
+    const bool ours = ev.event_type == type && ev.element.qp == qp;
+    ibv_ack_async_event(&ev);
+    if (ours) return true;
+  }
 }
 
 inline void Fill(std::vector<uint8_t>& v, size_t off, size_t len, uint32_t seed) {
