@@ -77,6 +77,8 @@ static void srdma_resp_rnr(struct srdma_qp *qp, u32 psn)
 
 static void srdma_resp_nak_fatal(struct srdma_qp *qp, u8 nak, u32 psn)
 {
+	struct srdma_resp *resp = &qp->resp;
+
 	if (qp->ibqp.qp_type == IB_QPT_UC) {
 		/* The receive WQE's own errors ended the QP already. */
 		srdma_uc_drop(qp);
@@ -86,11 +88,16 @@ static void srdma_resp_nak_fatal(struct srdma_qp *qp, u8 nak, u32 psn)
 	 * The QP's last answer replaces any that waits, even one of a later
 	 * PSN (a sequence or RNR NAK behind the READ responses that just
 	 * failed): it acknowledges what came before @psn, and nothing after
-	 * it will execute. Its syndrome also names the QP's event.
+	 * it will execute. Its syndrome also names the QP's event. Of two
+	 * errors, the one of the earlier PSN is the answer: READ responses
+	 * that fail after a later request failed come before its NAK.
 	 */
-	qp->resp.ack_pending = false;
-	srdma_resp_ack(qp, SRDMA_NAK_SYN(nak), psn);
-	qp->resp.fatal = true;
+	if (resp->fatal && !srdma_psn_before(psn, resp->ack_psn))
+		return;
+	resp->ack_pending = true;
+	resp->ack_syndrome = SRDMA_NAK_SYN(nak);
+	resp->ack_psn = psn;
+	resp->fatal = true;
 }
 
 /**
