@@ -276,11 +276,16 @@ static bool srdma_comp_resp_at_una(struct srdma_qp *qp,
 {
 	struct srdma_req *req = &qp->req;
 
-	if (pkt->psn == req->una)
-		return true;
+	/*
+	 * Before anything else: with nothing outstanding, una is the PSN
+	 * the next request will take, which a WQE held back may already
+	 * have; an answer there is a ghost too.
+	 */
 	if (srdma_psn_diff(pkt->psn, req->una) < 0 ||
 	    srdma_psn_diff(pkt->psn, req->max_psn) >= 0)
 		return false;
+	if (pkt->psn == req->una)
+		return true;
 	if (first) {
 		srdma_comp_ack_upto(qp, srdma_psn_add(pkt->psn, -1));
 		if (pkt->psn == req->una)
@@ -338,7 +343,7 @@ static void srdma_comp_read_resp(struct srdma_qp *qp,
 	off = idx * pmtu;
 	last = idx == sw->npkts - 1;
 	/*
-	 * IBTA 9.7.5.2.2: every response but the last carries a full PMTU.
+	 * IBTA 9.7.5.1.9: every response but the last carries a full PMTU.
 	 * Too much or too little payload is a local length error (9.9.2,
 	 * Table 59); one the local buffers cannot take, a protection error.
 	 */

@@ -104,10 +104,10 @@ static inline bool srdma_req_len_ok(u32 flags, u32 paylen, u32 pmtu)
  * @idx: the response's PSN less the READ's first PSN
  * @npkts: the number of responses the READ takes
  *
- * IBTA 9.7.5.2.2: the first PSN of a READ is answered by a FIRST response
+ * IBTA 9.7.5.1.9: the first PSN of a READ is answered by a FIRST response
  * (ONLY when one packet carries it all) and its last by a LAST (or ONLY).
  * Between them MIDDLE responses come, or a FIRST where a retried READ that
- * asked only for what had not arrived starts (9.7.5.1.4), and the
+ * asked only for what had not arrived starts (9.7.5.1.4, C9-107), and the
  * responses of such a READ may end in an ONLY. Any other opcode is an
  * unexpected one, a bad response (9.9.2.3, Table 59).
  *

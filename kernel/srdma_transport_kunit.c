@@ -8,7 +8,7 @@
  * sends, the requester's congestion window, which request packets ask
  * for an ACK (C9-60, 9.7.5.1.6), when a responder resource may take a
  * new READ or atomic (C9-86), which READ response opcode may come at
- * which PSN (9.7.5.2.2), and which data a duplicate READ may ask for
+ * which PSN (9.7.5.1.9), and which data a duplicate READ may ask for
  * (9.7.5.1.4).
  */
 
@@ -408,7 +408,7 @@ static void srdma_ack_supersedes_test(struct kunit *test)
 			c->replaced);
 }
 
-/* --- READ response opcodes against their position (9.7.5.2.2) --- */
+/* --- READ response opcodes against their position (9.7.5.1.9) --- */
 
 struct srdma_rpos_case {
 	const char *name;
