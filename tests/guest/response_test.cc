@@ -74,8 +74,9 @@ class ResponseTest : public PairFixture {
   }
 
   // Bring t up towards p (which stays in RESET), with @retry_cnt and
-  // local ACK timeout @timeout (16: about a quarter of a second).
-  void ConnectTarget(uint8_t retry_cnt, uint8_t timeout = 16, uint8_t rd_atomic = 16) {
+  // local ACK timeout @timeout (18: about a second; the answers here
+  // come well before it).
+  void ConnectTarget(uint8_t retry_cnt, uint8_t timeout = 18, uint8_t rd_atomic = 16) {
     ConnOpts o;
     o.retry_cnt = retry_cnt;
     o.timeout = timeout;
@@ -128,11 +129,20 @@ class ResponseTest : public PairFixture {
         << std::strerror(errno);
   }
 
-  // Post @op of @len bytes at offset @off on t, and give it time to
-  // leave: an answer to a PSN not sent yet is a ghost, dropped.
+  // Wait until t's device has sent a packet since @before (tx_packets):
+  // an answer to a PSN not sent yet is a ghost, dropped.
+  void WaitSent(long before) {
+    ASSERT_GE(before, 0) << "no tx_packets counter";
+    for (int i = 0; i < 400 && ReadCounter(target_->ctx, "tx_packets") == before; i++) {
+    }
+    ASSERT_GT(ReadCounter(target_->ctx, "tx_packets"), before) << "the request never left";
+  }
+
+  // Post @op of @len bytes at offset @off on t, and wait for it to leave.
   void Post(ibv_wr_opcode op, size_t len, uint64_t id = 1, size_t off = 0) {
+    const long before = ReadCounter(target_->ctx, "tx_packets");
     ASSERT_EQ(PostRdma(&t_, &p_, op, id, off, len), 0);
-    usleep(10000);
+    ASSERT_NO_FATAL_FAILURE(WaitSent(before));
   }
 
   void Modify(ibv_qp_state state) {
@@ -192,9 +202,9 @@ TEST_F(ResponseTest, MiddleReadResponseAtTheFirstPsnIsABadResponse) {
 // first (netem's "duplicate"), and costs no second retry (C9-137). With
 // retry_cnt 1, the first NAK takes the only retry; the second must not end
 // the QP; the ACK that follows completes the WRITE. The local ACK timeout
-// (timeout 18: about a second) does not expire in between.
+// (timeout 20: about four seconds) does not expire in between.
 TEST_F(ResponseTest, DuplicatedSequenceNakCostsOneRetry) {
-  ConnectTarget(1, 18);
+  ConnectTarget(1, 20);
   Post(IBV_WR_RDMA_WRITE, 64);
   Answer(kAck, t_.psn, kSynNakPsnSeq);
   Answer(kAck, t_.psn, kSynNakPsnSeq);
@@ -209,9 +219,12 @@ TEST_F(ResponseTest, DuplicatedSequenceNakCostsOneRetry) {
 // go: it has not begun when the QP enters SQD. The drain must then end
 // with READ 1's answer, READ 2 staying for RTS; a drain that waited for
 // READ 2, which nobody answers while it is held back, would never end.
+// An answer to READ 2 before its request left is a ghost (C9-136), not
+// data: only once back in RTS, with the request sent, does one count.
 TEST_F(ResponseTest, SqdWaitsNotForAReadHeldBackByTheLimit) {
   ConnectTarget(7, 18, 1);
   // One post for both: the pass that sends READ 1 gives READ 2 its PSN.
+  const long before = ReadCounter(target_->ctx, "tx_packets");
   ibv_sge sge[2];
   ibv_send_wr wr[2] = {}, *bad = nullptr;
   for (int i = 0; i < 2; i++) {
@@ -226,7 +239,7 @@ TEST_F(ResponseTest, SqdWaitsNotForAReadHeldBackByTheLimit) {
     wr[i].wr.rdma.rkey = p_.mr->rkey;
   }
   ASSERT_EQ(ibv_post_send(t_.qp, wr, &bad), 0);
-  usleep(10000);
+  ASSERT_NO_FATAL_FAILURE(WaitSent(before));
   ASSERT_NO_FATAL_FAILURE(Modify(IBV_QPS_SQD));
   usleep(10000);
   Answer(kReadRespOnly, t_.psn, kSynAck, 8);
@@ -238,9 +251,17 @@ TEST_F(ResponseTest, SqdWaitsNotForAReadHeldBackByTheLimit) {
   EXPECT_TRUE(WaitQpEvent(target_->ctx, t_.qp, IBV_EVENT_SQ_DRAINED, 5000))
       << "the drain waited for the READ held back";
 
+  // READ 2 has its PSN, but no request of it left: an answer to it now
+  // is a ghost (C9-136), dropped.
+  const uint32_t psn2 = (t_.psn + 1) & 0xffffff;
+  Answer(kReadRespOnly, psn2, kSynAck, 8);
+  EXPECT_TRUE(Poll(t_.cq, 1, 300).empty()) << "an answer to a READ never sent was taken";
+  EXPECT_EQ(t_.buf[8], 0);
+
+  const long sent = ReadCounter(target_->ctx, "tx_packets");
   ASSERT_NO_FATAL_FAILURE(Modify(IBV_QPS_RTS));
-  usleep(10000);
-  Answer(kReadRespOnly, (t_.psn + 1) & 0xffffff, kSynAck, 8);
+  ASSERT_NO_FATAL_FAILURE(WaitSent(sent));
+  Answer(kReadRespOnly, psn2, kSynAck, 8);
   wc = Poll(t_.cq, 1, 10000);
   ASSERT_EQ(wc.size(), 1u) << "READ 2 never completed back in RTS";
   EXPECT_EQ(wc[0].wr_id, 2u);
