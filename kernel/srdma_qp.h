@@ -98,6 +98,12 @@ static inline bool srdma_req_len_ok(u32 flags, u32 paylen, u32 pmtu)
 	return paylen == pmtu;
 }
 
+/* Packets a message of @len bytes takes at @pmtu (at least one). */
+static inline u32 srdma_npkts(u32 len, u32 pmtu)
+{
+	return len ? DIV_ROUND_UP(len, pmtu) : 1;
+}
+
 /**
  * srdma_read_resp_pos_ok() - May a READ response opcode come at this PSN?
  * @flags: the response opcode's SRDMA_OPF_* flags
@@ -357,17 +363,15 @@ struct srdma_kreg {
  * @start_psn: READ: PSN of the first response of this (re)execution
  * @next_psn: READ: PSN of the next response packet to send; ATOMIC: its PSN
  * @orig: ATOMIC: the original value returned (replayed for duplicates)
- * @req_last_psn: PSN of the original request's last response: @last_psn
- *	until a duplicate asks for less
  * @req_va: READ: the original request's address
- * @req_len: READ: the original request's length
+ * @req_len: READ: the original request's length (0 for an atomic: its
+ *	one response is at @first_psn)
  */
 struct srdma_rd_res {
 	u8 type;
 	bool replay;
 	u32 first_psn;
 	u32 last_psn;
-	u32 req_last_psn;
 	u32 req_len;
 	u64 req_va;
 	u64 va;

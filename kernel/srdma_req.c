@@ -224,12 +224,6 @@ static struct sk_buff *srdma_req_alloc(struct srdma_qp *qp,
 	return skb;
 }
 
-/* Packets a message of @len bytes takes at @pmtu (at least one). */
-static u32 srdma_npkts(u32 len, u32 pmtu)
-{
-	return len ? DIV_ROUND_UP(len, pmtu) : 1;
-}
-
 /* Opcode of the packet at position @first/@last of a SEND or WRITE. */
 static u8 srdma_req_opcode(u8 wr_op, bool first, bool last)
 {

@@ -510,12 +510,11 @@ static void srdma_resp_read(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		return;
 	}
-	npkts = pkt->reth.len ? DIV_ROUND_UP(pkt->reth.len, pmtu) : 1;
+	npkts = srdma_npkts(pkt->reth.len, pmtu);
 	res->type = SRDMA_RES_READ;
 	res->first_psn = pkt->psn;
 	res->next_psn = pkt->psn;
 	res->last_psn = srdma_psn_add(pkt->psn, npkts - 1);
-	res->req_last_psn = res->last_psn;
 	res->va = pkt->reth.va;
 	res->req_va = pkt->reth.va;
 	res->rkey = pkt->reth.rkey;
@@ -552,7 +551,6 @@ static void srdma_resp_atomic(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	res->type = SRDMA_RES_ATOMIC;
 	res->first_psn = pkt->psn;
 	res->last_psn = pkt->psn;
-	res->req_last_psn = pkt->psn;
 	res->va = pkt->atmeth.va;
 	res->rkey = pkt->atmeth.rkey;
 	res->orig = srdma_mr_atomic(mr, mva,
@@ -565,6 +563,19 @@ static void srdma_resp_atomic(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	qp->resp.epsn = srdma_psn_add(pkt->psn, 1);
 }
 
+/*
+ * The PSN of the last response to a resource's original request: its
+ * last_psn until a duplicate asked for less.
+ */
+static u32 srdma_res_req_last(const struct srdma_qp *qp,
+			      const struct srdma_rd_res *res)
+{
+	u32 pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+
+	return srdma_psn_add(res->first_psn,
+			     srdma_npkts(res->req_len, pmtu) - 1);
+}
+
 /* Find the resource a duplicate READ or atomic names (9.7.5.1.4). */
 static struct srdma_rd_res *srdma_resp_find_res(struct srdma_qp *qp, u32 psn)
 {
@@ -575,7 +586,7 @@ static struct srdma_rd_res *srdma_resp_find_res(struct srdma_qp *qp, u32 psn)
 		res = &qp->resp.res[i];
 		if (res->type &&
 		    srdma_psn_diff(psn, res->first_psn) >= 0 &&
-		    srdma_psn_diff(psn, res->req_last_psn) <= 0)
+		    srdma_psn_diff(psn, srdma_res_req_last(qp, res)) <= 0)
 			return res;
 	}
 	return NULL;
@@ -599,11 +610,10 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
 		 */
 		res = srdma_resp_find_res(qp, pkt->psn);
 		last = srdma_psn_add(pkt->psn,
-				     (pkt->reth.len ?
-				      DIV_ROUND_UP(pkt->reth.len, pmtu) : 1) - 1);
+				     srdma_npkts(pkt->reth.len, pmtu) - 1);
 		if (!res || res->type != SRDMA_RES_READ ||
 		    !srdma_resp_req_valid(qp, pkt) ||
-		    srdma_psn_after(last, res->req_last_psn) ||
+		    srdma_psn_after(last, srdma_res_req_last(qp, res)) ||
 		    !srdma_range_within(pkt->reth.va, pkt->reth.len,
 					res->req_va, res->req_len) ||
 		    !srdma_resp_rkey_ok(qp, pkt->reth.rkey, pkt->reth.va,
