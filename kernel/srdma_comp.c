@@ -335,7 +335,9 @@ static void srdma_comp_read_resp(struct srdma_qp *qp,
 	 */
 	idx = srdma_psn_diff(pkt->psn, sw->first_psn);
 	if (sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ ||
-	    !srdma_read_resp_pos_ok(pkt->info->flags, idx, sw->npkts)) {
+	    !srdma_read_resp_pos_ok(pkt->info->flags, idx, sw->npkts,
+				    req->read_split &&
+				    req->read_split_psn == sw->first_psn)) {
 		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_BAD_RESP_ERR);
 		return;
 	}

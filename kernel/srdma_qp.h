@@ -114,12 +114,15 @@ static inline u32 srdma_npkts(u32 len, u32 pmtu)
  * (ONLY when one packet carries it all) and its last by a LAST (or ONLY).
  * Between them MIDDLE responses come, or a FIRST where a retried READ that
  * asked only for what had not arrived starts (9.7.5.1.4, C9-107), and the
- * responses of such a READ may end in an ONLY. Any other opcode is an
- * unexpected one, a bad response (9.9.2.3, Table 59).
+ * responses of such a READ may end in an ONLY. When the requester asked
+ * again in pieces (@split, srdma_req_read_piece()), a LAST or ONLY also
+ * ends each piece. Any other opcode is an unexpected one, a bad response
+ * (9.9.2.3, Table 59).
  *
  * Return: true when the opcode fits the position.
  */
-static inline bool srdma_read_resp_pos_ok(u32 flags, u32 idx, u32 npkts)
+static inline bool srdma_read_resp_pos_ok(u32 flags, u32 idx, u32 npkts,
+					  bool split)
 {
 	bool first = flags & SRDMA_OPF_FIRST;
 	bool last = flags & SRDMA_OPF_LAST;
@@ -128,7 +131,7 @@ static inline bool srdma_read_resp_pos_ok(u32 flags, u32 idx, u32 npkts)
 		return false;
 	if (idx == npkts - 1)
 		return last && (first || idx);
-	return !last && (first || idx);
+	return (!last || split) && (first || idx);
 }
 
 /**
@@ -428,6 +431,13 @@ struct srdma_rd_res {
  * @limited_psn: see @limited_wait
  * @draining: the QP entered SQD with messages started and not yet
  *	acknowledged; srdma_req_drained() reports the end of the drain
+ * @read_len: bytes the READ request being built asks for (0: the rest of
+ *	the message)
+ * @read_piece: the READ at @cur is asked for again piece by piece, and
+ *	counts in @rd_atomic already (srdma_req_read_piece())
+ * @read_split: a READ was asked for in pieces; its responses may end one
+ *	where a piece does (srdma_read_resp_pos_ok())
+ * @read_split_psn: the first PSN of that READ
  */
 struct srdma_req {
 	u32 fetch;
@@ -461,6 +471,10 @@ struct srdma_req {
 	bool limited_wait;
 	u32 limited_psn;
 	bool draining;
+	u32 read_len;
+	bool read_piece;
+	bool read_split;
+	u32 read_split_psn;
 };
 
 /**

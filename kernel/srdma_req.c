@@ -372,10 +372,13 @@ static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
 
 	switch (w->opcode) {
 	case IB_UVERBS_WR_RDMA_READ:
-		/* A retried READ asks only for what has not arrived. */
+		/*
+		 * A retried READ asks only for what has not arrived, or a
+		 * piece of it (srdma_req_read_piece()).
+		 */
 		pkt.reth.va = w->wr.rdma.remote_addr + off;
 		pkt.reth.rkey = w->wr.rdma.rkey;
-		pkt.reth.len = sw->length - off;
+		pkt.reth.len = req->read_len ?: sw->length - off;
 		break;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
@@ -535,6 +538,7 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_RETRANSMITS);
 	qp->req.psn = qp->req.una;
 	qp->req.rd_atomic = 0;
+	qp->req.read_piece = false;
 	for (; idx != qp->req.fetch; idx++) {
 		sw = srdma_swqe_at(qp, idx);
 		if (!sw->started)
@@ -730,6 +734,60 @@ void srdma_req_credits(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	req->cons_limit = srdma_req_consumed(qp) + srdma_aeth_credits(code);
 }
 
+/*
+ * A READ asked for again from the middle (a go-back-N to a PSN past its
+ * first: the responder has its resource) asks for at most a window of
+ * responses, then for the next piece once they have all come. Nothing
+ * paces a responder: it sends a READ's responses back to back, and asked
+ * again for the whole rest at every gap, it floods a slow or lossy path
+ * with responses that the next gap makes useless, the path drops more,
+ * and the READ stops moving until its retries run out. A duplicate READ
+ * may ask for a part of the original's data (9.7.5.1.4); its responses
+ * end with a LAST where the piece does. Sets req.read_len (0: the rest).
+ *
+ * Context: qp->lock held.
+ * Return: false when the piece waits for the answers to the last one.
+ */
+static bool srdma_req_read_piece(struct srdma_qp *qp,
+				 const struct srdma_swqe *sw, u32 pmtu)
+{
+	struct srdma_req *req = &qp->req;
+	u64 win = (u64)max_t(u32, req->cwnd, SRDMA_CWND_MIN) * pmtu;
+
+	req->read_len = 0;
+	if (!req->cur_off || !srdma_psn_before(req->psn, req->max_psn))
+		return true;
+	if (req->read_piece && req->psn != req->una)
+		return false;
+	if (sw->length - req->cur_off > win)
+		req->read_len = win;
+	return true;
+}
+
+/* A READ request has gone: the whole rest, or a piece of it. */
+static void srdma_req_read_sent(struct srdma_qp *qp, struct srdma_swqe *sw,
+				u32 pmtu)
+{
+	struct srdma_req *req = &qp->req;
+
+	if (!req->read_piece)
+		req->rd_atomic++;
+	if (req->read_len) {
+		/* The WQE stays at cur; the next piece waits for this one. */
+		req->read_piece = true;
+		req->read_split = true;
+		req->read_split_psn = sw->first_psn;
+		req->psn = srdma_psn_add(req->psn, req->read_len / pmtu);
+		req->cur_off += req->read_len;
+		req->read_len = 0;
+		return;
+	}
+	req->read_piece = false;
+	req->psn = srdma_psn_add(sw->first_psn, sw->npkts);
+	req->cur++;
+	req->cur_off = 0;
+}
+
 /**
  * srdma_req_tx() - Send request packets
  * @qp: the QP
@@ -828,7 +886,11 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		if (qp->state == IB_QPS_SQD && !srdma_swqe_begun(req, sw))
 			return false;
 		if (srdma_wr_is_read_atomic(sw->wqe.opcode) &&
+		    !req->read_piece &&
 		    req->rd_atomic >= max_t(u32, qp->attr.max_rd_atomic, 1))
+			return false;
+		if (sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ &&
+		    !srdma_req_read_piece(qp, sw, pmtu))
 			return false;
 
 		/*
@@ -868,8 +930,10 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 			req->limited_psn = req->psn;
 		}
 
-		if (srdma_wr_is_read_atomic(sw->wqe.opcode)) {
-			/* One request; its responses take the PSNs. */
+		if (sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ) {
+			/* Its responses take the PSNs. */
+			srdma_req_read_sent(qp, sw, pmtu);
+		} else if (srdma_wr_is_read_atomic(sw->wqe.opcode)) {
 			req->rd_atomic++;
 			req->psn = srdma_psn_add(sw->first_psn, sw->npkts);
 			req->cur++;

@@ -415,29 +415,53 @@ struct srdma_rpos_case {
 	u8 opcode;
 	u32 idx;	/* PSN less the READ's first */
 	u32 npkts;	/* responses the READ takes */
+	bool split;	/* asked for again in pieces */
 	bool ok;
 };
 
 static const struct srdma_rpos_case srdma_rpos_cases[] = {
-	{ "ONLY, one-packet READ", SRDMA_OP_RC_READ_RESP_ONLY, 0, 1, true },
-	{ "FIRST, one-packet READ", SRDMA_OP_RC_READ_RESP_FIRST, 0, 1, false },
-	{ "LAST, one-packet READ", SRDMA_OP_RC_READ_RESP_LAST, 0, 1, false },
-	{ "FIRST at the first PSN", SRDMA_OP_RC_READ_RESP_FIRST, 0, 4, true },
-	{ "ONLY at the first PSN", SRDMA_OP_RC_READ_RESP_ONLY, 0, 4, false },
-	{ "MIDDLE at the first PSN", SRDMA_OP_RC_READ_RESP_MIDDLE, 0, 4,
-	  false },
-	{ "LAST at the first PSN", SRDMA_OP_RC_READ_RESP_LAST, 0, 4, false },
-	{ "MIDDLE between", SRDMA_OP_RC_READ_RESP_MIDDLE, 2, 4, true },
-	{ "FIRST between, a retry", SRDMA_OP_RC_READ_RESP_FIRST, 2, 4, true },
-	{ "LAST between", SRDMA_OP_RC_READ_RESP_LAST, 2, 4, false },
-	{ "ONLY between", SRDMA_OP_RC_READ_RESP_ONLY, 2, 4, false },
-	{ "LAST at the last PSN", SRDMA_OP_RC_READ_RESP_LAST, 3, 4, true },
-	{ "ONLY at the last PSN, a retry", SRDMA_OP_RC_READ_RESP_ONLY, 3, 4,
-	  true },
-	{ "MIDDLE at the last PSN", SRDMA_OP_RC_READ_RESP_MIDDLE, 3, 4,
-	  false },
-	{ "FIRST at the last PSN", SRDMA_OP_RC_READ_RESP_FIRST, 3, 4, false },
-	{ "LAST past the last PSN", SRDMA_OP_RC_READ_RESP_LAST, 4, 4, false },
+	{ "ONLY, one-packet READ", SRDMA_OP_RC_READ_RESP_ONLY,
+	  0, 1, false, true },
+	{ "FIRST, one-packet READ", SRDMA_OP_RC_READ_RESP_FIRST,
+	  0, 1, false, false },
+	{ "LAST, one-packet READ", SRDMA_OP_RC_READ_RESP_LAST,
+	  0, 1, false, false },
+	{ "FIRST at the first PSN", SRDMA_OP_RC_READ_RESP_FIRST,
+	  0, 4, false, true },
+	{ "ONLY at the first PSN", SRDMA_OP_RC_READ_RESP_ONLY,
+	  0, 4, false, false },
+	{ "MIDDLE at the first PSN", SRDMA_OP_RC_READ_RESP_MIDDLE,
+	  0, 4, false, false },
+	{ "LAST at the first PSN", SRDMA_OP_RC_READ_RESP_LAST,
+	  0, 4, false, false },
+	{ "MIDDLE between", SRDMA_OP_RC_READ_RESP_MIDDLE,
+	  2, 4, false, true },
+	{ "FIRST between, a retry", SRDMA_OP_RC_READ_RESP_FIRST,
+	  2, 4, false, true },
+	{ "LAST between", SRDMA_OP_RC_READ_RESP_LAST,
+	  2, 4, false, false },
+	{ "ONLY between", SRDMA_OP_RC_READ_RESP_ONLY,
+	  2, 4, false, false },
+	{ "LAST at the last PSN", SRDMA_OP_RC_READ_RESP_LAST,
+	  3, 4, false, true },
+	{ "ONLY at the last PSN, a retry", SRDMA_OP_RC_READ_RESP_ONLY,
+	  3, 4, false, true },
+	{ "MIDDLE at the last PSN", SRDMA_OP_RC_READ_RESP_MIDDLE,
+	  3, 4, false, false },
+	{ "FIRST at the last PSN", SRDMA_OP_RC_READ_RESP_FIRST,
+	  3, 4, false, false },
+	{ "LAST past the last PSN", SRDMA_OP_RC_READ_RESP_LAST,
+	  4, 4, false, false },
+	{ "LAST between, in pieces", SRDMA_OP_RC_READ_RESP_LAST,
+	  2, 4, true, true },
+	{ "ONLY between, in pieces", SRDMA_OP_RC_READ_RESP_ONLY,
+	  2, 4, true, true },
+	{ "MIDDLE between, in pieces", SRDMA_OP_RC_READ_RESP_MIDDLE,
+	  2, 4, true, true },
+	{ "LAST at the first PSN, in pieces", SRDMA_OP_RC_READ_RESP_LAST,
+	  0, 4, true, false },
+	{ "MIDDLE at the last PSN, in pieces", SRDMA_OP_RC_READ_RESP_MIDDLE,
+	  3, 4, true, false },
 };
 
 static void srdma_rpos_case_desc(const struct srdma_rpos_case *c, char *desc)
@@ -454,7 +478,8 @@ static void srdma_read_resp_pos_test(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, info);
 	KUNIT_EXPECT_EQ(test,
-			srdma_read_resp_pos_ok(info->flags, c->idx, c->npkts),
+			srdma_read_resp_pos_ok(info->flags, c->idx, c->npkts,
+					       c->split),
 			c->ok);
 }
 
