@@ -75,6 +75,9 @@ void srdma_comp_complete(struct srdma_qp *qp, enum ib_wc_status status)
 			    sw->wqe.opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD) &&
 	    qp->req.rd_atomic)
 		qp->req.rd_atomic--;
+	if (qp->req.read_split && sw->started &&
+	    sw->first_psn == qp->req.read_split_psn)
+		qp->req.read_split = false;
 	r->own++;
 	/*
 	 * Hand the slot back before the completion is visible: a process

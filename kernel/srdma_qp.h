@@ -131,7 +131,7 @@ static inline bool srdma_read_resp_pos_ok(u32 flags, u32 idx, u32 npkts,
 		return false;
 	if (idx == npkts - 1)
 		return last && (first || idx);
-	return (!last || split) && (first || idx);
+	return (!last || (split && idx)) && (first || idx);
 }
 
 /**

@@ -755,7 +755,9 @@ static bool srdma_req_read_piece(struct srdma_qp *qp,
 	u64 win = (u64)max_t(u32, req->cwnd, SRDMA_CWND_MIN) * pmtu;
 
 	req->read_len = 0;
-	if (!req->cur_off || !srdma_psn_before(req->psn, req->max_psn))
+	/* Without a timeout nothing would notice a piece's lost end. */
+	if (!req->cur_off || !srdma_psn_before(req->psn, req->max_psn) ||
+	    !qp->attr.timeout)
 		return true;
 	if (req->read_piece && req->psn != req->una)
 		return false;

@@ -460,6 +460,8 @@ static const struct srdma_rpos_case srdma_rpos_cases[] = {
 	  2, 4, true, true },
 	{ "LAST at the first PSN, in pieces", SRDMA_OP_RC_READ_RESP_LAST,
 	  0, 4, true, false },
+	{ "ONLY at the first PSN, in pieces", SRDMA_OP_RC_READ_RESP_ONLY,
+	  0, 4, true, false },
 	{ "MIDDLE at the last PSN, in pieces", SRDMA_OP_RC_READ_RESP_MIDDLE,
 	  3, 4, true, false },
 };
