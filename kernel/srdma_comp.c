@@ -75,9 +75,6 @@ void srdma_comp_complete(struct srdma_qp *qp, enum ib_wc_status status)
 			    sw->wqe.opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD) &&
 	    qp->req.rd_atomic)
 		qp->req.rd_atomic--;
-	if (qp->req.read_split && sw->started &&
-	    sw->first_psn == qp->req.read_split_psn)
-		qp->req.read_split = false;
 	r->own++;
 	/*
 	 * Hand the slot back before the completion is visible: a process
@@ -339,8 +336,7 @@ static void srdma_comp_read_resp(struct srdma_qp *qp,
 	idx = srdma_psn_diff(pkt->psn, sw->first_psn);
 	if (sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ ||
 	    !srdma_read_resp_pos_ok(pkt->info->flags, idx, sw->npkts,
-				    req->read_split &&
-				    req->read_split_psn == sw->first_psn)) {
+				    sw->split)) {
 		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_BAD_RESP_ERR);
 		return;
 	}

@@ -327,6 +327,8 @@ static inline unsigned long srdma_early_rtx_delay(unsigned long rto)
  * @cons_seq: srdma_req.cons_total once it started: the messages that
  *	consume a receive WQE, up to and including this one
  * @started: @first_psn is assigned
+ * @split: a READ asked for again in pieces: its responses may end where
+ *	a piece does (srdma_req_read_piece(), srdma_read_resp_pos_ok())
  * @body: what follows the header in the ring slot: struct srdma_sge[]
  *	or inline data
  */
@@ -337,6 +339,7 @@ struct srdma_swqe {
 	u32 ssn;
 	u32 cons_seq;
 	bool started;
+	bool split;
 	struct srdma_send_wqe wqe;
 	u8 body[];
 };
@@ -435,9 +438,6 @@ struct srdma_rd_res {
  *	the message)
  * @read_piece: the READ at @cur is asked for again piece by piece, and
  *	counts in @rd_atomic already (srdma_req_read_piece())
- * @read_split: a READ was asked for in pieces; its responses may end one
- *	where a piece does (srdma_read_resp_pos_ok())
- * @read_split_psn: the first PSN of that READ
  */
 struct srdma_req {
 	u32 fetch;
@@ -473,8 +473,6 @@ struct srdma_req {
 	bool draining;
 	u32 read_len;
 	bool read_piece;
-	bool read_split;
-	u32 read_split_psn;
 };
 
 /**

@@ -111,6 +111,7 @@ static bool srdma_req_validate(struct srdma_qp *qp, struct srdma_swqe *sw)
 		return false;
 	sw->length = len;
 	sw->started = false;
+	sw->split = false;
 	return true;
 }
 
@@ -777,8 +778,7 @@ static void srdma_req_read_sent(struct srdma_qp *qp, struct srdma_swqe *sw,
 	if (req->read_len) {
 		/* The WQE stays at cur; the next piece waits for this one. */
 		req->read_piece = true;
-		req->read_split = true;
-		req->read_split_psn = sw->first_psn;
+		sw->split = true;
 		req->psn = srdma_psn_add(req->psn, req->read_len / pmtu);
 		req->cur_off += req->read_len;
 		req->read_len = 0;
