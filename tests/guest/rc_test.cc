@@ -43,31 +43,6 @@ class RcTest : public PairFixture {
     ASSERT_EQ(Connect(&b_, &a_, mtu_, o), 0);
   }
 
-  int PostRecv(End& e, size_t off, size_t len, uint64_t id) {
-    ibv_sge sge = {(uintptr_t)e.buf.data() + off, (uint32_t)len, e.mr->lkey};
-    ibv_recv_wr wr = {}, *bad;
-    wr.wr_id = id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    return ibv_post_recv(e.qp, &wr, &bad);
-  }
-
-  int PostSend(End& e, ibv_wr_opcode op, size_t off, size_t len, uint64_t id,
-               uint64_t raddr = 0, uint32_t rkey = 0, int flags = IBV_SEND_SIGNALED,
-               uint32_t imm = 0) {
-    ibv_sge sge = {(uintptr_t)e.buf.data() + off, (uint32_t)len, e.mr->lkey};
-    ibv_send_wr wr = {}, *bad;
-    wr.wr_id = id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = op;
-    wr.send_flags = flags;
-    wr.imm_data = htonl(imm);
-    wr.wr.rdma.remote_addr = raddr;
-    wr.wr.rdma.rkey = rkey;
-    return ibv_post_send(e.qp, &wr, &bad);
-  }
-
   // Fetch and add 1 at @raddr of B, the original value to A's buffer at @off.
   int PostFetchAdd(size_t off, uint64_t raddr, uint64_t id) {
     ibv_sge sge = {(uintptr_t)a_.buf.data() + off, 8, a_.mr->lkey};

@@ -188,40 +188,6 @@ class VerbsExTest : public PairFixture {
     ASSERT_EQ(Connect(b_.get(), a_.get(), mtu_, {}), 0);
   }
 
-  static int PostRecv(End& e, size_t off, size_t len, uint64_t id) {
-    ibv_sge sge = {(uintptr_t)e.buf.data() + off, (uint32_t)len, e.mr->lkey};
-    ibv_recv_wr wr = {}, *bad;
-    wr.wr_id = id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    return ibv_post_recv(e.qp, &wr, &bad);
-  }
-
-  // ibv_post_send() of one work request with one SGE.
-  static int PostSend(End& e, ibv_wr_opcode op, size_t off, size_t len, uint64_t id,
-                      uint64_t raddr = 0, uint32_t rkey = 0,
-                      int flags = IBV_SEND_SIGNALED, uint32_t imm = 0,
-                      uint64_t compare_add = 0, uint64_t swap = 0) {
-    ibv_sge sge = {(uintptr_t)e.buf.data() + off, (uint32_t)len, e.mr->lkey};
-    ibv_send_wr wr = {}, *bad;
-    wr.wr_id = id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = op;
-    wr.send_flags = flags;
-    wr.imm_data = htonl(imm);
-    if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-      wr.wr.atomic.remote_addr = raddr;
-      wr.wr.atomic.rkey = rkey;
-      wr.wr.atomic.compare_add = compare_add;
-      wr.wr.atomic.swap = swap;
-    } else {
-      wr.wr.rdma.remote_addr = raddr;
-      wr.wr.rdma.rkey = rkey;
-    }
-    return ibv_post_send(e.qp, &wr, &bad);
-  }
-
   uint64_t Addr(End& e, size_t off) { return (uintptr_t)e.buf.data() + off; }
 
   std::unique_ptr<XEnd> a_, b_;

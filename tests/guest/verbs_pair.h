@@ -208,6 +208,42 @@ inline std::vector<ibv_wc> Poll(ibv_cq* cq, int n, int ms = 60000) {
   return out;
 }
 
+// ibv_post_recv() of one work request: @len bytes at @off of @e's buffer.
+inline int PostRecv(End& e, size_t off, size_t len, uint64_t id) {
+  ibv_sge sge = {(uintptr_t)e.buf.data() + off, (uint32_t)len, e.mr->lkey};
+  ibv_recv_wr wr = {}, *bad;
+  wr.wr_id = id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  return ibv_post_recv(e.qp, &wr, &bad);
+}
+
+// ibv_post_send() of one work request with one SGE: @len bytes at @off of
+// @e's buffer; @raddr and @rkey for RDMA and atomics, @compare_add and
+// @swap for atomics.
+inline int PostSend(End& e, ibv_wr_opcode op, size_t off, size_t len, uint64_t id,
+                    uint64_t raddr = 0, uint32_t rkey = 0, int flags = IBV_SEND_SIGNALED,
+                    uint32_t imm = 0, uint64_t compare_add = 0, uint64_t swap = 0) {
+  ibv_sge sge = {(uintptr_t)e.buf.data() + off, (uint32_t)len, e.mr->lkey};
+  ibv_send_wr wr = {}, *bad;
+  wr.wr_id = id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = op;
+  wr.send_flags = flags;
+  wr.imm_data = htonl(imm);
+  if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+    wr.wr.atomic.remote_addr = raddr;
+    wr.wr.atomic.rkey = rkey;
+    wr.wr.atomic.compare_add = compare_add;
+    wr.wr.atomic.swap = swap;
+  } else {
+    wr.wr.rdma.remote_addr = raddr;
+    wr.wr.rdma.rkey = rkey;
+  }
+  return ibv_post_send(e.qp, &wr, &bad);
+}
+
 // One RDMA WRITE or READ of @len bytes at offset @off of both buffers,
 // from @a's QP to @b's region. Returns ibv_post_send()'s result.
 inline int PostRdma(End* a, End* b, ibv_wr_opcode op, uint64_t id, size_t off, size_t len,
