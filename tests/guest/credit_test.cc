@@ -45,26 +45,14 @@ class CreditTest : public PairFixture {
   long Limited() { return ReadCounter(a_dev_->ctx, "tx_limited_packets"); }
 
   void PostRecv(uint64_t id, size_t off, size_t len) {
-    ibv_sge sge = {(uintptr_t)b_.buf.data() + off, (uint32_t)len, b_.mr->lkey};
-    ibv_recv_wr wr = {}, *bad;
-    wr.wr_id = id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    ASSERT_EQ(ibv_post_recv(b_.qp, &wr, &bad), 0);
+    ASSERT_EQ(srdma_test::PostRecv(b_, off, len, id), 0);
   }
 
+  // @op from A to B at @off of both buffers; immediate data @id.
   void PostSend(ibv_wr_opcode op, uint64_t id, size_t off, size_t len) {
-    ibv_sge sge = {(uintptr_t)a_.buf.data() + off, (uint32_t)len, a_.mr->lkey};
-    ibv_send_wr wr = {}, *bad;
-    wr.wr_id = id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = op;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(uint32_t(id));
-    wr.wr.rdma.remote_addr = (uintptr_t)b_.buf.data() + off;
-    wr.wr.rdma.rkey = b_.mr->rkey;
-    ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+    ASSERT_EQ(srdma_test::PostSend(a_, op, off, len, id, (uintptr_t)b_.buf.data() + off,
+                                   b_.mr->rkey, IBV_SEND_SIGNALED, uint32_t(id)),
+              0);
   }
 
   bool b_credits_ = true;
