@@ -45,17 +45,8 @@ class RcTest : public PairFixture {
 
   // Fetch and add 1 at @raddr of B, the original value to A's buffer at @off.
   int PostFetchAdd(size_t off, uint64_t raddr, uint64_t id) {
-    ibv_sge sge = {(uintptr_t)a_.buf.data() + off, 8, a_.mr->lkey};
-    ibv_send_wr wr = {}, *bad;
-    wr.wr_id = id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.atomic.remote_addr = raddr;
-    wr.wr.atomic.rkey = b_.mr->rkey;
-    wr.wr.atomic.compare_add = 1;
-    return ibv_post_send(a_.qp, &wr, &bad);
+    return PostSend(a_, IBV_WR_ATOMIC_FETCH_AND_ADD, off, 8, id, raddr, b_.mr->rkey,
+                    IBV_SEND_SIGNALED, 0, 1);
   }
 
   End a_, b_;
@@ -226,17 +217,9 @@ TEST_F(RcTest, Atomics) {
   *target = 100;
   // Fetch and add: returns the old value, adds once.
   for (int i = 0; i < 10; i++) {
-    ibv_sge sge = {(uintptr_t)result, 8, a_.mr->lkey};
-    ibv_send_wr wr = {}, *bad;
-    wr.wr_id = i;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.atomic.remote_addr = (uintptr_t)target;
-    wr.wr.atomic.rkey = b_.mr->rkey;
-    wr.wr.atomic.compare_add = 5;
-    ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+    ASSERT_EQ(PostSend(a_, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, 8, i, (uintptr_t)target, b_.mr->rkey,
+                       IBV_SEND_SIGNALED, 0, 5),
+              0);
     auto sw = Poll(a_.cq, 1);
     ASSERT_EQ(sw.size(), 1u);
     EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
@@ -246,17 +229,9 @@ TEST_F(RcTest, Atomics) {
   EXPECT_EQ(*target, 150u);
   // Compare and swap: swaps only on a match.
   for (uint64_t cmp : {150ull, 150ull}) {
-    ibv_sge sge = {(uintptr_t)result, 8, a_.mr->lkey};
-    ibv_send_wr wr = {}, *bad;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.atomic.remote_addr = (uintptr_t)target;
-    wr.wr.atomic.rkey = b_.mr->rkey;
-    wr.wr.atomic.compare_add = cmp;
-    wr.wr.atomic.swap = 7;
-    ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+    ASSERT_EQ(PostSend(a_, IBV_WR_ATOMIC_CMP_AND_SWP, 0, 8, 0, (uintptr_t)target, b_.mr->rkey,
+                       IBV_SEND_SIGNALED, 0, cmp, 7),
+              0);
     auto sw = Poll(a_.cq, 1);
     ASSERT_EQ(sw.size(), 1u);
     EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
@@ -365,22 +340,9 @@ TEST_F(RcTest, RequestTheQpDoesNotTakeIsInvalidRequest) {
     const long before = b_counts ? ReadCounter(b_dev_->ctx, "rx_invalid_requests") : 0;
     ASSERT_GE(before, 0) << "no rx_invalid_requests counter";
     std::memset(b.buf.data(), 0x5a, 64);
-    ibv_sge sge = {(uintptr_t)a.buf.data(), 8, a.mr->lkey};
-    ibv_send_wr wr = {}, *bad;
-    wr.wr_id = 1;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = k.op;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    if (k.op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-      wr.wr.atomic.remote_addr = (uintptr_t)b.buf.data();
-      wr.wr.atomic.rkey = b.mr->rkey;
-      wr.wr.atomic.compare_add = 1;
-    } else {
-      wr.wr.rdma.remote_addr = (uintptr_t)b.buf.data();
-      wr.wr.rdma.rkey = b.mr->rkey;
-    }
-    ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+    ASSERT_EQ(PostSend(a, k.op, 0, 8, 1, (uintptr_t)b.buf.data(), b.mr->rkey, IBV_SEND_SIGNALED,
+                       0, 1),
+              0);
     auto sw = Poll(a.cq, 1);
     ASSERT_EQ(sw.size(), 1u);
     EXPECT_EQ(sw[0].status, IBV_WC_REM_INV_REQ_ERR) << ibv_wc_status_str(sw[0].status);
