@@ -334,6 +334,23 @@ struct srdma_txs {
 struct srdma_sqpoll_cpu;
 
 /**
+ * struct srdma_txg - a connected QP's packets in the local stack
+ *	(srdma_txg.c)
+ * @inflight: packets handed to the stack and not yet freed or orphaned
+ * @ref: one for the QP, one per packet in flight
+ * @flags: SRDMA_TXG_THROTTLED: a pass waits for @inflight to fall
+ * @qp: the QP; NULL (RCU) once its destruction has begun
+ * @rcu: frees the gauge
+ */
+struct srdma_txg {
+	atomic_t inflight;
+	refcount_t ref;
+	unsigned long flags;
+	struct srdma_qp __rcu *qp;
+	struct rcu_head rcu;
+};
+
+/**
  * struct srdma_sqpoll_qp - a QP's part in SQ polling (srdma_sqpoll.c)
  * @entry: in @pc's list while @state is SRDMA_SQPOLL_LISTED or _STEPPING
  * @pc: the CPU whose poller has or last had the QP, NULL before
@@ -385,11 +402,13 @@ struct srdma_sqpoll_qp {
  * @retrans_timer: local ACK timeout (srdma_comp.c)
  * @rnr_timer: RNR NAK wait, or a tick after a failed allocation (srdma_comp.c)
  * @probe_timer: tail probe (srdma_req.c)
- * @tx_tasklet: continues transmission that exceeded one pass's budget
+ * @tx_tasklet: continues transmission that exceeded one pass's budget, or
+ *	that waited for packets in flight (@txg)
  * @sqpoll: a process's SQ polled from another CPU (srdma_sqpoll.c)
  * @tx: the packets built and waiting to be sent, in two streams that
  *	leave independently: responses (ACKs, READ responses, atomic ACKs)
  *	and requests (srdma_tx.c)
+ * @txg: RC, UC: the packets of @tx the stack still holds; set at create
  * @av_gen: bumped under @lock whenever @av changes; each stream's route
  *	cache follows it
  * @err_idx: SQ index of the WQE that moved the QP to the error state
@@ -422,6 +441,7 @@ struct srdma_qp {
 	struct tasklet_struct tx_tasklet;
 	struct srdma_sqpoll_qp sqpoll;
 	struct srdma_txs tx[SRDMA_TX_STREAMS];
+	struct srdma_txg *txg;
 	u32 av_gen;
 	u32 err_idx;
 	enum ib_wc_status err_status;
@@ -611,6 +631,15 @@ bool srdma_qp_step(struct srdma_qp *qp);
 void srdma_qp_set_polling(struct srdma_qp *qp);
 void srdma_qp_run(struct srdma_qp *qp);
 void srdma_qp_tasklet(struct tasklet_struct *t);
+
+/* srdma_txg.c */
+struct srdma_txg *srdma_txg_alloc(struct srdma_qp *qp);
+void srdma_txg_detach(struct srdma_txg *g);
+void srdma_txg_release(struct srdma_txg *g);
+void srdma_txg_skb(struct srdma_txg *g, struct sk_buff *skb);
+int srdma_txg_room(const struct srdma_txg *g);
+bool srdma_txg_throttle(struct srdma_txg *g);
+void srdma_txg_exit(void);
 
 /* srdma_sqpoll.c */
 int srdma_sqpoll_init(void);

@@ -391,6 +391,7 @@ static void __exit srdma_exit(void)
 	/* Every device has detached: no socket is left open. */
 	srdma_net_exit();
 	srdma_sqpoll_exit();
+	srdma_txg_exit();
 	pr_info("softrdma: unloaded\n");
 }
 

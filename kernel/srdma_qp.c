@@ -112,15 +112,25 @@ static int srdma_qp_alloc_qpn(struct srdma_dev *sdev, struct srdma_qp *qp,
 
 static void srdma_qp_free_transport(struct srdma_qp *qp)
 {
+	srdma_txg_release(qp->txg);
 	kvfree(qp->sq_shadow);
 	kvfree(qp->sq_kreg);
 	kfree(qp->resp.rwqe);
 	kfree(qp->resp.res);
 }
 
-/* Kernel-side copies of the SQ's WQEs and of one receive WQE. */
-static int srdma_qp_alloc_transport(struct srdma_qp *qp)
+/*
+ * Kernel-side copies of the SQ's WQEs and of one receive WQE; for a
+ * connected QP, the gauge of its packets in flight.
+ */
+static int srdma_qp_alloc_transport(struct srdma_qp *qp,
+				    enum ib_qp_type type)
 {
+	if (type == IB_QPT_RC || type == IB_QPT_UC) {
+		qp->txg = srdma_txg_alloc(qp);
+		if (!qp->txg)
+			return -ENOMEM;
+	}
 	qp->sq_shadow_stride = ALIGN(offsetof(struct srdma_swqe, wqe) +
 				     qp->sq.ring.stride, 8);
 	qp->sq_shadow = kvcalloc(qp->sq.ring.num, qp->sq_shadow_stride,
@@ -209,7 +219,7 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_destroy_sq;
 	}
 
-	err = srdma_qp_alloc_transport(qp);
+	err = srdma_qp_alloc_transport(qp, init->qp_type);
 	if (err)
 		goto err_destroy_rq;
 
@@ -262,6 +272,8 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_bh(&qp->lock);
 	qp->dead = true;
 	spin_unlock_bh(&qp->lock);
+	/* Packets still in flight stop kicking the QP (srdma_txg.c). */
+	srdma_txg_detach(qp->txg);
 	/* No new packet finds the QP; wait for those being processed. */
 	srdma_mcast_detach_qp(qp);
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);

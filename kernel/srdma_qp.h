@@ -239,6 +239,12 @@ static inline enum ib_wc_status srdma_nak_wc_status(u8 code)
 /* Packets one pass of the transmit engine sends before it yields. */
 #define SRDMA_TX_BUDGET		64
 /*
+ * A connected QP's packets in the local stack (srdma_txg.c): at HIGH its
+ * passes stop; at LOW the stack's destructor of a packet resumes them.
+ */
+#define SRDMA_TX_INFLIGHT_HIGH	64
+#define SRDMA_TX_INFLIGHT_LOW	32
+/*
  * Congestion window of the requester, in packets (sent, not acknowledged):
  * additive increase by one packet per window acknowledged, halved on a
  * loss signal (PSN sequence NAK, implied NAK, a packet the local stack

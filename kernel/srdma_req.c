@@ -738,9 +738,10 @@ void srdma_req_credits(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 /*
  * A READ asked for again from the middle (a go-back-N to a PSN past its
  * first: the responder has its resource) asks for at most a window of
- * responses, then for the next piece once they have all come. Nothing
- * paces a responder: it sends a READ's responses back to back, and asked
- * again for the whole rest at every gap, it floods a slow or lossy path
+ * responses, then for the next piece once they have all come. A
+ * responder is paced by its own stack's queue (srdma_txg.c), never by the
+ * path: it sends a READ's responses back to back, and asked again for
+ * the whole rest at every gap, it floods a slow or lossy path
  * with responses that the next gap makes useless, the path drops more,
  * and the READ stops moving until its retries run out. A duplicate READ
  * may ask for a part of the original's data (9.7.5.1.4); its responses

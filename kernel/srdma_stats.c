@@ -33,6 +33,7 @@ static const struct rdma_stat_desc srdma_counter_descs[] = {
 	[SRDMA_CNT_TAIL_PROBES].name = "tail_probes",
 	[SRDMA_CNT_EARLY_RTX].name = "early_retransmits",
 	[SRDMA_CNT_TX_LIMITED].name = "tx_limited_packets",
+	[SRDMA_CNT_TX_THROTTLED].name = "tx_throttled",
 	[SRDMA_CNT_SQ_POLL_HANDOFFS].name = "sq_poll_handoffs",
 };
 

@@ -54,6 +54,7 @@ enum srdma_counter {
 	SRDMA_CNT_TAIL_PROBES,		/* unacknowledged tails probed */
 	SRDMA_CNT_EARLY_RTX,		/* go-back-N before the ACK timeout */
 	SRDMA_CNT_TX_LIMITED,		/* request packets sent without credit */
+	SRDMA_CNT_TX_THROTTLED,		/* passes stopped for packets in flight */
 	SRDMA_CNT_SQ_POLL_HANDOFFS,	/* doorbells handed to a polling CPU */
 	SRDMA_CNT_MAX
 };

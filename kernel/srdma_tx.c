@@ -68,8 +68,11 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 				srdma_ud_av_of(skb, &av);
 				srdma_net_xmit(sdev, &av, skb, qp->is_user,
 					       NULL);
-			} else if (srdma_net_xmit(sdev, &qp->av, skb,
-						  qp->is_user, &txs->dst)) {
+				continue;
+			}
+			srdma_txg_skb(qp->txg, skb);
+			if (srdma_net_xmit(sdev, &qp->av, skb, qp->is_user,
+					   &txs->dst)) {
 				__skb_queue_purge(&q);
 				dropped = true;
 			}
@@ -133,12 +136,25 @@ static bool srdma_qp_update_polling(struct srdma_qp *qp, bool busy)
 	return READ_ONCE(r->ctrl->prod) != qp->req.fetch;
 }
 
+/*
+ * The budget of a connected QP's pass: SRDMA_TX_BUDGET, or what room its
+ * packets in the local stack leave (srdma_txg.c). Sets *@gauged when the
+ * room is the limit.
+ */
+static int srdma_qp_budget(struct srdma_qp *qp, bool *gauged)
+{
+	int room = srdma_txg_room(qp->txg);
+
+	*gauged = room < SRDMA_TX_BUDGET;
+	return clamp(room, 0, SRDMA_TX_BUDGET);
+}
+
 /* One pass with qp->lock held; returns true when more work is left. */
 static bool srdma_qp_pass(struct srdma_qp *qp)
 {
 	struct sk_buff_head *q = &qp->tx[SRDMA_TX_REQ].q;
 	int budget = SRDMA_TX_BUDGET;
-	bool more;
+	bool more, gauged, busy;
 
 	lockdep_assert_held(&qp->lock);
 	if (qp->dead)
@@ -152,15 +168,27 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 		more = srdma_ud_tx(qp, q, &budget);
 		return srdma_qp_update_polling(qp, more) || more;
 	}
+	budget = srdma_qp_budget(qp, &gauged);
 	more = srdma_resp_tx(qp, &qp->tx[SRDMA_TX_RESP].q, &budget);
 	more |= srdma_req_tx(qp, q, &budget);
+	/*
+	 * Out of room, not of budget: the packet in flight that makes room
+	 * schedules the tasklet. The transport will look at the QP again
+	 * by itself, so a process's posts need no doorbell meanwhile.
+	 */
+	busy = more;
+	if (more && gauged && !budget && srdma_txg_throttle(qp->txg)) {
+		srdma_counter_inc(to_sdev(qp->ibqp.device),
+				  SRDMA_CNT_TX_THROTTLED);
+		more = false;
+	}
 	srdma_req_drained(qp);
 	if (qp->req.probe)
 		srdma_req_probe(qp, q);
 	if (qp->req.una != qp->req.max_psn && !qp->req.rto_armed)
 		srdma_comp_arm_timer(qp);
 	srdma_req_arm_probe(qp);
-	if (srdma_qp_update_polling(qp, more || srdma_req_expects(qp)))
+	if (srdma_qp_update_polling(qp, busy || srdma_req_expects(qp)))
 		more = true;
 	return more;
 }

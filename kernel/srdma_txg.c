@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The transmit gauge: how many of a connected QP's packets the local stack
+ * still holds, and a pause of the QP's transmit passes while they are too
+ * many.
+ *
+ * Nothing else paces a responder: one READ request makes it send up to 2
+ * GiB of responses back to back, and the requester's window bounds what
+ * one QP asks for, not what the queues between the two ends can take. A
+ * veth delivers through the backlog of the sending CPU (netdev_max_backlog
+ * packets, 1000 by default), which the packets of both directions share:
+ * a few QPs' READ responses fill it, and the requests and ACKs queued
+ * behind them wait longer than the local ACK timeout, or are dropped.
+ * Every go-back-N that follows asks for more responses again, and the QPs
+ * end with IB_WC_RETRY_EXC_ERR. TCP's small queues (tcp_small_queue_check())
+ * and rdma_rxe (RXE_INFLIGHT_SKBS_PER_QP_HIGH) answer this the same way:
+ * every packet handed to the stack is counted until the stack frees it
+ * (a NIC driver once it is sent; the IP receive path of a veth peer or of
+ * "lo" once it takes the packet in, ip_rcv_core() orphans it), and a QP
+ * with SRDMA_TX_INFLIGHT_HIGH packets out builds no more until they are
+ * down to SRDMA_TX_INFLIGHT_LOW.
+ *
+ * The count lives in a gauge of its own, not in the QP: a packet may
+ * outlive its QP (queued in a qdisc, a backlog, a driver's ring), and its
+ * destructor must find something to decrement. The gauge holds a reference
+ * per packet and one for the QP; its @qp pointer is cleared (RCU) when the
+ * QP's destruction begins. The module cannot unload while a destructor may
+ * still be called: srdma_txg_exit() waits for the last gauge.
+ *
+ * Context: srdma_txg_skb() and srdma_txg_throttle() with the QP's sender
+ * or lock; the destructor wherever the stack frees the packet (process or
+ * softirq context, never hard interrupt: dev_kfree_skb_irq() defers).
+ */
+
+#include <linux/atomic.h>
+#include <linux/rcupdate.h>
+#include <linux/skbuff.h>
+#include <linux/wait_bit.h>
+
+#include "srdma.h"
+
+/* Gauges alive, hence destructors that may still run; srdma_txg_exit(). */
+static atomic_t srdma_txg_live = ATOMIC_INIT(0);
+
+enum {
+	SRDMA_TXG_THROTTLED,	/* a pass waits for the count to fall */
+};
+
+/**
+ * srdma_txg_alloc() - A new gauge for a connected QP
+ * @qp: the QP
+ *
+ * Context: process context; may sleep.
+ * Return: the gauge, or NULL.
+ */
+struct srdma_txg *srdma_txg_alloc(struct srdma_qp *qp)
+{
+	struct srdma_txg *g = kzalloc(sizeof(*g), GFP_KERNEL);
+
+	if (!g)
+		return NULL;
+	refcount_set(&g->ref, 1);
+	RCU_INIT_POINTER(g->qp, qp);
+	atomic_inc(&srdma_txg_live);
+	return g;
+}
+
+static void srdma_txg_put(struct srdma_txg *g)
+{
+	if (!refcount_dec_and_test(&g->ref))
+		return;
+	kfree_rcu(g, rcu);
+	if (atomic_dec_and_test(&srdma_txg_live))
+		wake_up_var(&srdma_txg_live);
+}
+
+/**
+ * srdma_txg_detach() - The QP's destruction has begun
+ * @g: the gauge, or NULL
+ *
+ * The QP's destroy calls this before its synchronize_rcu(): after that
+ * no destructor schedules the QP's tasklet any more. Its sender may still
+ * be handing packets to the stack until the tasklet is killed.
+ *
+ * Context: process context.
+ */
+void srdma_txg_detach(struct srdma_txg *g)
+{
+	if (g)
+		RCU_INIT_POINTER(g->qp, NULL);
+}
+
+/**
+ * srdma_txg_release() - The QP lets go of its gauge
+ * @g: the gauge, or NULL
+ *
+ * Once the QP sends no more; the packets still in flight keep the gauge.
+ *
+ * Context: process context.
+ */
+void srdma_txg_release(struct srdma_txg *g)
+{
+	if (g)
+		srdma_txg_put(g);
+}
+
+/*
+ * The stack is done with a packet. Called once, by skb_orphan() or when
+ * the packet is freed; skb->sk is NULL (the packet has no socket to
+ * charge), which skb_orphan() allows when a destructor is set.
+ */
+static void srdma_txg_skb_done(struct sk_buff *skb)
+{
+	struct srdma_txg *g = skb_shinfo(skb)->destructor_arg;
+	struct srdma_qp *qp;
+	int n;
+
+	rcu_read_lock();
+	/* Fully ordered: pairs with the barrier in srdma_txg_throttle(). */
+	n = atomic_dec_return(&g->inflight);
+	if (n <= SRDMA_TX_INFLIGHT_LOW &&
+	    test_bit(SRDMA_TXG_THROTTLED, &g->flags) &&
+	    test_and_clear_bit(SRDMA_TXG_THROTTLED, &g->flags)) {
+		qp = rcu_dereference(g->qp);
+		if (qp)
+			tasklet_schedule(&qp->tx_tasklet);
+	}
+	srdma_txg_put(g);
+	rcu_read_unlock();
+}
+
+/**
+ * srdma_txg_skb() - Count a packet the QP hands to the stack
+ * @g: the QP's gauge
+ * @skb: the packet, without a socket or destructor
+ *
+ * The destructor rides in skb_shinfo()->destructor_arg, as af_packet's
+ * transmit ring keeps its frame there: without SKBFL_ZEROCOPY_ENABLE the
+ * stack leaves it alone, and pskb_expand_head() copies it.
+ *
+ * Context: any but hard interrupt.
+ */
+void srdma_txg_skb(struct srdma_txg *g, struct sk_buff *skb)
+{
+	refcount_inc(&g->ref);
+	atomic_inc(&g->inflight);
+	skb_shinfo(skb)->destructor_arg = g;
+	skb->destructor = srdma_txg_skb_done;
+}
+
+/**
+ * srdma_txg_room() - Packets a pass may still hand to the stack
+ * @g: the QP's gauge
+ *
+ * Context: any.
+ * Return: SRDMA_TX_INFLIGHT_HIGH less the packets in flight; 0 or less
+ * when the QP must wait.
+ */
+int srdma_txg_room(const struct srdma_txg *g)
+{
+	return SRDMA_TX_INFLIGHT_HIGH - atomic_read(&g->inflight);
+}
+
+/**
+ * srdma_txg_throttle() - A pass stops for the packets in flight
+ * @g: the QP's gauge
+ *
+ * Return: true when the packet that brings the count down to
+ * SRDMA_TX_INFLIGHT_LOW will schedule the QP's tasklet; false when the
+ * count is there already, and the caller must run another pass itself.
+ *
+ * Context: the QP's lock held.
+ */
+bool srdma_txg_throttle(struct srdma_txg *g)
+{
+	set_bit(SRDMA_TXG_THROTTLED, &g->flags);
+	/*
+	 * Either the destructor that crosses LOW sees the flag, or this
+	 * sees the count it left: pairs with atomic_dec_return() there.
+	 */
+	smp_mb__after_atomic();
+	return atomic_read(&g->inflight) > SRDMA_TX_INFLIGHT_LOW;
+}
+
+/**
+ * srdma_txg_exit() - Wait for the last packet that has a gauge
+ *
+ * Packets of QPs destroyed long ago may still be queued somewhere; their
+ * destructor is this module's code.
+ *
+ * Context: module unload, after every device is gone; sleeps.
+ */
+void srdma_txg_exit(void)
+{
+	while (!wait_var_event_timeout(&srdma_txg_live,
+				       !atomic_read(&srdma_txg_live), 10 * HZ))
+		pr_warn("softrdma: waiting for %d QPs' packets in flight\n",
+			atomic_read(&srdma_txg_live));
+	/* The last destructor has left its read-side section. */
+	synchronize_rcu();
+}
