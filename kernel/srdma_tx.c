@@ -60,6 +60,13 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 		txs->dst.av_gen = qp->av_gen;
 	}
 	while (!skb_queue_empty(&txs->q)) {
+		/*
+		 * Counted from here on (srdma_txg.c): until now the queue's
+		 * length counted them (srdma_qp_budget()).
+		 */
+		if (!ud)
+			skb_queue_walk(&txs->q, skb)
+				srdma_txg_skb(qp->txg, skb);
 		skb_queue_splice_init(&txs->q, &q);
 		spin_unlock_bh(&qp->lock);
 		while ((skb = __skb_dequeue(&q))) {
@@ -70,7 +77,6 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 					       NULL);
 				continue;
 			}
-			srdma_txg_skb(qp->txg, skb);
 			if (srdma_net_xmit(sdev, &qp->av, skb, qp->is_user,
 					   &txs->dst)) {
 				__skb_queue_purge(&q);
@@ -138,12 +144,14 @@ static bool srdma_qp_update_polling(struct srdma_qp *qp, bool busy)
 
 /*
  * The budget of a connected QP's pass: SRDMA_TX_BUDGET, or what room its
- * packets in the local stack leave (srdma_txg.c). Sets *@gauged when the
- * room is the limit.
+ * packets in the local stack and those built for it leave (srdma_txg.c).
+ * Sets *@gauged when the room is the limit.
  */
 static int srdma_qp_budget(struct srdma_qp *qp, bool *gauged)
 {
-	int room = srdma_txg_room(qp->txg);
+	int room = srdma_txg_room(qp->txg) -
+		   skb_queue_len(&qp->tx[SRDMA_TX_RESP].q) -
+		   skb_queue_len(&qp->tx[SRDMA_TX_REQ].q);
 
 	*gauged = room < SRDMA_TX_BUDGET;
 	return clamp(room, 0, SRDMA_TX_BUDGET);

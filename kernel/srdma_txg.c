@@ -14,22 +14,27 @@
  * Every go-back-N that follows asks for more responses again, and the QPs
  * end with IB_WC_RETRY_EXC_ERR. TCP's small queues (tcp_small_queue_check())
  * and rdma_rxe (RXE_INFLIGHT_SKBS_PER_QP_HIGH) answer this the same way:
- * every packet handed to the stack is counted until the stack frees it
- * (a NIC driver once it is sent; the IP receive path of a veth peer or of
- * "lo" once it takes the packet in, ip_rcv_core() orphans it), and a QP
- * with SRDMA_TX_INFLIGHT_HIGH packets out builds no more until they are
- * down to SRDMA_TX_INFLIGHT_LOW.
+ * every packet handed to the stack is counted until the stack frees or
+ * orphans it (a NIC driver once it is sent; ip_rcv_core() of a veth peer
+ * once it takes the packet in), and a QP with SRDMA_TX_INFLIGHT_HIGH
+ * packets out builds no more until they are down to SRDMA_TX_INFLIGHT_LOW.
+ * Some paths orphan a packet early, and it stops counting there: "lo"
+ * (loopback_xmit()), netem with a delay or rate (skb_orphan_partial()),
+ * a route whose device needs more headroom (skb_expand_head() clones).
+ * Packets built and not yet handed to the QP's sender count too, by the
+ * length of its queues (srdma_qp_budget()).
  *
  * The count lives in a gauge of its own, not in the QP: a packet may
  * outlive its QP (queued in a qdisc, a backlog, a driver's ring), and its
  * destructor must find something to decrement. The gauge holds a reference
  * per packet and one for the QP; its @qp pointer is cleared (RCU) when the
  * QP's destruction begins. The module cannot unload while a destructor may
- * still be called: srdma_txg_exit() waits for the last gauge.
+ * still be called: srdma_txg_exit() waits for the last gauge, as long as
+ * it takes (a qdisc that holds packets for ever holds the unload too).
  *
- * Context: srdma_txg_skb() and srdma_txg_throttle() with the QP's sender
- * or lock; the destructor wherever the stack frees the packet (process or
- * softirq context, never hard interrupt: dev_kfree_skb_irq() defers).
+ * Context: srdma_txg_skb() and srdma_txg_throttle() under the QP's lock;
+ * the destructor wherever the stack frees the packet (process or softirq
+ * context, never hard interrupt: dev_kfree_skb_irq() defers).
  */
 
 #include <linux/atomic.h>
@@ -134,11 +139,11 @@ static void srdma_txg_skb_done(struct sk_buff *skb)
  * @g: the QP's gauge
  * @skb: the packet, without a socket or destructor
  *
- * The destructor rides in skb_shinfo()->destructor_arg, as af_packet's
- * transmit ring keeps its frame there: without SKBFL_ZEROCOPY_ENABLE the
- * stack leaves it alone, and pskb_expand_head() copies it.
+ * The gauge rides in skb_shinfo()->destructor_arg: the stack reads it
+ * only for zero-copy packets (skb_zcopy(): SKBFL_ZEROCOPY_ENABLE, never
+ * set on these), and pskb_expand_head() copies it. Clones get neither.
  *
- * Context: any but hard interrupt.
+ * Context: the QP's lock held (its sender hands the packet on later).
  */
 void srdma_txg_skb(struct srdma_txg *g, struct sk_buff *skb)
 {
@@ -179,7 +184,11 @@ bool srdma_txg_throttle(struct srdma_txg *g)
 	 * sees the count it left: pairs with atomic_dec_return() there.
 	 */
 	smp_mb__after_atomic();
-	return atomic_read(&g->inflight) > SRDMA_TX_INFLIGHT_LOW;
+	if (atomic_read(&g->inflight) > SRDMA_TX_INFLIGHT_LOW)
+		return true;
+	/* The caller runs again itself: no kick is needed. */
+	clear_bit(SRDMA_TXG_THROTTLED, &g->flags);
+	return false;
 }
 
 /**
