@@ -336,15 +336,15 @@ struct srdma_sqpoll_cpu;
 /**
  * struct srdma_txg - a connected QP's packets in the local stack
  *	(srdma_txg.c)
- * @inflight: packets handed to the stack and not yet freed or orphaned
- * @ref: one for the QP, one per packet in flight
- * @flags: SRDMA_TXG_THROTTLED: a pass waits for @inflight to fall
+ * @ref: one for the QP, one per packet handed to the stack and not yet
+ *	freed or orphaned: while the QP holds its own, the packets in flight
+ *	are @ref - 1
+ * @flags: SRDMA_TXG_THROTTLED: a pass waits for the packets to be fewer
  * @qp: the QP; NULL (RCU) once its destruction has begun
  * @rcu: frees the gauge
  */
 struct srdma_txg {
-	atomic_t inflight;
-	refcount_t ref;
+	atomic_t ref;
 	unsigned long flags;
 	struct srdma_qp __rcu *qp;
 	struct rcu_head rcu;

@@ -26,9 +26,13 @@
  *
  * The count lives in a gauge of its own, not in the QP: a packet may
  * outlive its QP (queued in a qdisc, a backlog, a driver's ring), and its
- * destructor must find something to decrement. The gauge holds a reference
- * per packet and one for the QP; its @qp pointer is cleared (RCU) when the
- * QP's destruction begins. The module cannot unload while a destructor may
+ * destructor must find something to decrement. The gauge's reference
+ * count is the count: one reference per packet and one for the QP, so
+ * that a packet costs one atomic operation when it is counted and one
+ * when it is freed. It is an atomic_t rather than a refcount_t because
+ * the destructor needs the value its decrement left, fully ordered
+ * (atomic_dec_return()). The @qp pointer is cleared (RCU) when the QP's
+ * destruction begins. The module cannot unload while a destructor may
  * still be called: srdma_txg_exit() waits for the last gauge, as long as
  * it takes (a qdisc that holds packets for ever holds the unload too).
  *
@@ -64,16 +68,15 @@ struct srdma_txg *srdma_txg_alloc(struct srdma_qp *qp)
 
 	if (!g)
 		return NULL;
-	refcount_set(&g->ref, 1);
+	atomic_set(&g->ref, 1);
 	RCU_INIT_POINTER(g->qp, qp);
 	atomic_inc(&srdma_txg_live);
 	return g;
 }
 
-static void srdma_txg_put(struct srdma_txg *g)
+/* The last reference is gone. */
+static void srdma_txg_free(struct srdma_txg *g)
 {
-	if (!refcount_dec_and_test(&g->ref))
-		return;
 	kfree_rcu(g, rcu);
 	if (atomic_dec_and_test(&srdma_txg_live))
 		wake_up_var(&srdma_txg_live);
@@ -105,8 +108,8 @@ void srdma_txg_detach(struct srdma_txg *g)
  */
 void srdma_txg_release(struct srdma_txg *g)
 {
-	if (g)
-		srdma_txg_put(g);
+	if (g && atomic_dec_and_test(&g->ref))
+		srdma_txg_free(g);
 }
 
 /*
@@ -120,18 +123,36 @@ static void srdma_txg_skb_done(struct sk_buff *skb)
 	struct srdma_qp *qp;
 	int n;
 
+	/*
+	 * Another packet's destructor, or the QP's release, may free the
+	 * gauge once this reference is dropped: the read-side section
+	 * keeps it (kfree_rcu()) until the flag and @qp are read.
+	 */
 	rcu_read_lock();
 	/* Fully ordered: pairs with the barrier in srdma_txg_throttle(). */
-	n = atomic_dec_return(&g->inflight);
-	if (n <= SRDMA_TX_INFLIGHT_LOW &&
+	n = atomic_dec_return(&g->ref);
+	if (unlikely(n <= 0)) {
+		WARN_ON_ONCE(n < 0);
+		if (!n)
+			srdma_txg_free(g);
+		goto out;
+	}
+	/* n - 1 packets left while the QP holds its reference. */
+	if (n - 1 <= SRDMA_TX_INFLIGHT_LOW &&
 	    test_bit(SRDMA_TXG_THROTTLED, &g->flags) &&
 	    test_and_clear_bit(SRDMA_TXG_THROTTLED, &g->flags)) {
 		qp = rcu_dereference(g->qp);
 		if (qp)
 			tasklet_schedule(&qp->tx_tasklet);
 	}
-	srdma_txg_put(g);
+out:
 	rcu_read_unlock();
+}
+
+/* Packets in flight; the QP, which calls this, holds its reference. */
+static int srdma_txg_inflight(const struct srdma_txg *g)
+{
+	return atomic_read(&g->ref) - 1;
 }
 
 /**
@@ -147,8 +168,7 @@ static void srdma_txg_skb_done(struct sk_buff *skb)
  */
 void srdma_txg_skb(struct srdma_txg *g, struct sk_buff *skb)
 {
-	refcount_inc(&g->ref);
-	atomic_inc(&g->inflight);
+	atomic_inc(&g->ref);
 	skb_shinfo(skb)->destructor_arg = g;
 	skb->destructor = srdma_txg_skb_done;
 }
@@ -157,13 +177,13 @@ void srdma_txg_skb(struct srdma_txg *g, struct sk_buff *skb)
  * srdma_txg_room() - Packets a pass may still hand to the stack
  * @g: the QP's gauge
  *
- * Context: any.
+ * Context: the QP's, which holds its reference until it sends no more.
  * Return: SRDMA_TX_INFLIGHT_HIGH less the packets in flight; 0 or less
  * when the QP must wait.
  */
 int srdma_txg_room(const struct srdma_txg *g)
 {
-	return SRDMA_TX_INFLIGHT_HIGH - atomic_read(&g->inflight);
+	return SRDMA_TX_INFLIGHT_HIGH - srdma_txg_inflight(g);
 }
 
 /**
@@ -184,7 +204,7 @@ bool srdma_txg_throttle(struct srdma_txg *g)
 	 * sees the count it left: pairs with atomic_dec_return() there.
 	 */
 	smp_mb__after_atomic();
-	if (atomic_read(&g->inflight) > SRDMA_TX_INFLIGHT_LOW)
+	if (srdma_txg_inflight(g) > SRDMA_TX_INFLIGHT_LOW)
 		return true;
 	/* The caller runs again itself: no kick is needed. */
 	clear_bit(SRDMA_TXG_THROTTLED, &g->flags);
