@@ -231,7 +231,7 @@ unsigned int srdma_mcast_rcv(struct srdma_dev *sdev,
 	list_for_each_entry_rcu(at, &sdev->mcast_list, node) {
 		if (memcmp(&at->mgid, &dgid, sizeof(dgid)))
 			continue;
-		srdma_qp_rcv(at->qp, pkt, skb);
+		srdma_qp_rcv(at->qp, pkt, skb, NULL);
 		n++;
 	}
 	return n;

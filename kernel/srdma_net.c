@@ -16,8 +16,8 @@
  *   srdma_net_alloc_skb,           any context, never sleep (with a
  *   srdma_net_add_page,            non-sleeping gfp)
  *   srdma_net_can_frag
- *   srdma_net_xmit                 process or softirq, interrupts enabled;
- *                                  never sleeps, may run softirqs
+ *   srdma_net_xmit,                process or softirq, interrupts enabled;
+ *   srdma_net_loop_end             never sleep, may run softirqs
  *
  * Sockets. A device belongs to the network namespace of its netdev. The
  * first device of a namespace opens an IPv4 and an IPv6 (v6only) UDP tunnel
@@ -53,6 +53,8 @@
  * take, and a receive from inside ib_post_send() would run those handlers.
  * Netfilter and packet capture on "lo" do not see looped-back packets; the
  * module parameter "loopback" (default on) sends them through the stack.
+ * The receiving QP runs its transmit pass once per batch of the sender
+ * rather than once per packet (struct srdma_loop, srdma_net_loop_end()).
  */
 
 #include <linux/if_vlan.h>
@@ -236,7 +238,7 @@ static int srdma_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_MALFORMED);
 		goto drop;
 	}
-	srdma_rcv(sdev, skb, false);
+	srdma_rcv(sdev, skb, NULL);
 	rcu_read_unlock();
 	return 0;
 
@@ -915,7 +917,8 @@ static void srdma_net_push_ip6(struct sk_buff *skb, const struct srdma_av *av)
  * caller then sends it through the IP stack.
  */
 static bool srdma_net_loopback(struct srdma_dev *sdev, struct net *net,
-			       struct sk_buff *skb, bool ipv4)
+			       struct sk_buff *skb, bool ipv4,
+			       struct srdma_loop *loop)
 {
 	struct srdma_net *snet = net_generic(net, srdma_net_id);
 	struct srdma_dev *to;
@@ -942,7 +945,7 @@ static bool srdma_net_loopback(struct srdma_dev *sdev, struct net *net,
 	srdma_counter_inc(sdev, SRDMA_CNT_TX_PKTS);
 	srdma_counter_inc(to, SRDMA_CNT_RX_PKTS);
 	__this_cpu_inc(srdma_loop_depth);
-	srdma_rcv(to, skb, true);
+	srdma_rcv(to, skb, loop);
 	__this_cpu_dec(srdma_loop_depth);
 	rcu_read_unlock();
 	done = true;
@@ -952,14 +955,40 @@ out:
 }
 
 /**
+ * srdma_net_loop_end() - Run the pass a sender's batch put off
+ * @loop: the batch (struct srdma_loop), its packets handed over
+ *
+ * The pass counts as a nesting level of srdma_net_loopback(): what it
+ * sends to a local QP, whose pass may send again, is bounded by
+ * SRDMA_LOOP_MAX_DEPTH like the receive paths that once ran it inline.
+ *
+ * Context: process or softirq, interrupts enabled, under the
+ * rcu_read_lock() the batch was made under; no lock held.
+ */
+void srdma_net_loop_end(struct srdma_loop *loop)
+{
+	struct srdma_qp *qp = loop->qp;
+
+	if (!qp)
+		return;
+	loop->qp = NULL;
+	local_bh_disable();
+	__this_cpu_inc(srdma_loop_depth);
+	srdma_qp_run(qp);
+	__this_cpu_dec(srdma_loop_depth);
+	local_bh_enable();
+}
+
+/**
  * srdma_net_xmit() - Send a packet
  * @sdev: the device
  * @av: where to
  * @skb: from srdma_net_alloc_skb(), skb->data at the BTH, everything up to
  *	the ICRC in place (linear part and srdma_net_add_page() fragments);
  *	consumed in all cases
- * @may_loop: the caller holds no lock of anyone else's, so a packet for a
- *	local device may be received from inside this call
+ * @loop: NULL, or the caller holds no lock of anyone else's, so a packet
+ *	for a local device may be received from inside this call, and the
+ *	caller's batch, whose put-off pass it runs (srdma_net.h)
  * @dc: the QP's route cache, or NULL to look the route up
  *
  * Appends the ICRC, adds the UDP header (source port from @av, destination
@@ -968,7 +997,7 @@ out:
  * address and hands it to the IP stack, through which it goes like any
  * locally generated datagram (netfilter, neighbour resolution, qdisc). A
  * destination on this host, another device's or this one's, is delivered
- * directly when @may_loop (srdma_net_loopback(), without an ICRC), else
+ * directly when @loop (srdma_net_loopback(), without an ICRC), else
  * through "lo". skb->cb belongs to the IP layer from here on; skb->sk,
  * when the caller set it (with a destructor, for instance, to count
  * packets in flight), is passed along. The packet counts in tx_packets
@@ -976,15 +1005,15 @@ out:
  *
  * Context: process or softirq, interrupts enabled; never sleeps. May run
  * the receive path before it returns: a packet to a local device at once
- * when @may_loop, bottom halves disabled (the receiving QP's completion
- * handlers may run, so @may_loop only when no ULP lock can be held: the
+ * when @loop, bottom halves disabled (the receiving QP's completion
+ * handlers may run, so @loop only when no ULP lock can be held: the
  * QPs of processes); a packet to a veth peer or through "lo" when the
  * stack re-enables bottom halves. Hold no lock the receive path takes.
  * Return: 0; -ENETUNREACH and the like when there is no route; -ENOMEM;
  * -ENOBUFS or another -errno when the stack drops the packet.
  */
 int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
-		   struct sk_buff *skb, bool may_loop,
+		   struct sk_buff *skb, struct srdma_loop *loop,
 		   struct srdma_dst_cache *dc)
 {
 	struct net *net = dev_net(sdev->ndev);
@@ -1012,8 +1041,8 @@ int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
 	else
 		srdma_net_push_ip6(skb, av);
 
-	if (may_loop && srdma_loopback && (dst->dev->flags & IFF_LOOPBACK) &&
-	    srdma_net_loopback(sdev, net, skb, ipv4))
+	if (loop && srdma_loopback && (dst->dev->flags & IFF_LOOPBACK) &&
+	    srdma_net_loopback(sdev, net, skb, ipv4, loop))
 		return 0;
 	/* Over the headers just written, variant fields masked (A17.3.3). */
 	err = srdma_icrc_fill(skb);

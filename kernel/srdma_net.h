@@ -96,6 +96,25 @@ int srdma_net_dev_attach(struct srdma_dev *sdev);
 void srdma_net_dev_detach(struct srdma_dev *sdev);
 bool srdma_net_dev_moved(struct srdma_dev *sdev);
 
+/**
+ * struct srdma_loop - a sender's batch of packets to local QPs
+ * @qp: the local QP that took packets of the batch in memory
+ *	(srdma_net_loopback()) and put its transmit pass off until the
+ *	batch is handed over (srdma_qp_rcv()); NULL when none. The sender
+ *	holds rcu_read_lock() from its first packet to that pass, which
+ *	keeps @qp alive as the receive path's own read-side section would.
+ *
+ * A QP's sender hands its packets over one after the other, and those of
+ * a connected QP all go to its one peer. Delivered in memory, each would
+ * make the peer run a transmit pass (ACKs, READ responses, its own
+ * requests), write its doorbell state and raise its events; the batch
+ * lets the peer do that once, after the last packet, with one coalesced
+ * ACK (IBTA 9.7.5.1.6 lets a responder hold an ACK back).
+ */
+struct srdma_loop {
+	struct srdma_qp *qp;
+};
+
 int srdma_av_from_ah_attr(struct srdma_dev *sdev, struct srdma_av *av,
 			  const struct rdma_ah_attr *attr, u32 src_qpn,
 			  u32 dst_qpn);
@@ -107,8 +126,10 @@ bool srdma_net_can_frag(const struct srdma_dev *sdev);
 int srdma_net_add_page(struct sk_buff *skb, struct page *page,
 		       unsigned int off, unsigned int len);
 int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
-		   struct sk_buff *skb, bool may_loop,
+		   struct sk_buff *skb, struct srdma_loop *loop,
 		   struct srdma_dst_cache *dc);
+
+void srdma_net_loop_end(struct srdma_loop *loop);
 
 bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb);
 
@@ -116,8 +137,10 @@ bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb);
  * srdma_rcv() - The transport's receive entry point (srdma_recv.c)
  * @sdev: the device the packet is for
  * @skb: a RoCEv2 packet; consumed
- * @local: the packet comes straight from this host's transmit path
- *	(srdma_net_loopback()), which wrote no ICRC: none is checked
+ * @loop: NULL for a packet from the network; else the packet comes
+ *	straight from this host's transmit path (srdma_net_loopback()),
+ *	which wrote no ICRC: none is checked, and the receiving QP may put
+ *	its transmit pass off into the sender's batch
  *
  * The network glue has found @sdev and checked the UDP header, whose
  * length matches the datagram, then pulled it: skb->data is at the BTH.
@@ -133,6 +156,7 @@ bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb);
  * (skb_dst_drop() or skb_dst_force()), must not use skb->dev, and must
  * not keep @sdev without a reference of its own.
  */
-void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb, bool local);
+void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb,
+	       struct srdma_loop *loop);
 
 #endif /* SRDMA_NET_H */

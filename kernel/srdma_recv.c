@@ -57,9 +57,9 @@ static bool srdma_rcv_qp_ok(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 
 /* Step 3: the ICRC, for a packet that was on a wire; a bad one is counted. */
 static bool srdma_rcv_icrc_ok(struct srdma_dev *sdev, struct sk_buff *skb,
-			      bool local)
+			      const struct srdma_loop *loop)
 {
-	if (local || !srdma_icrc_verify(skb))
+	if (loop || !srdma_icrc_verify(skb))
 		return true;
 	srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_BAD_ICRC);
 	return false;
@@ -70,13 +70,15 @@ static bool srdma_rcv_icrc_ok(struct srdma_dev *sdev, struct sk_buff *skb,
  * @sdev: the device it arrived on
  * @skb: the packet, skb->data at the BTH, skb->len up to and including
  *	the ICRC, network header valid; consumed
- * @local: built by this host's transmit path and handed over in memory:
- *	its ICRC was never computed, and is not checked
+ * @loop: NULL for a packet from the network; else the sender's batch of
+ *	a packet built by this host's transmit path and handed over in
+ *	memory: its ICRC was never computed, and is not checked
  *
  * Context: softirq or bottom halves disabled, rcu_read_lock held (by the
  * UDP receive path, or srdma_net_loopback()).
  */
-void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb, bool local)
+void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb,
+	       struct srdma_loop *loop)
 {
 	struct srdma_pkt pkt;
 	struct srdma_qp *qp;
@@ -103,7 +105,7 @@ void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb, bool local)
 	/* IBTA 10.5.2: a multicast datagram goes to every attached QP. */
 	if (pkt.qpn == SRDMA_MCAST_QPN &&
 	    srdma_opcode_transport(pkt.opcode) == SRDMA_TRANSPORT_UD) {
-		if (!srdma_rcv_icrc_ok(sdev, skb, local))
+		if (!srdma_rcv_icrc_ok(sdev, skb, loop))
 			goto drop;
 		if (!srdma_mcast_rcv(sdev, &pkt, skb))
 			srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_NO_QP);
@@ -119,10 +121,10 @@ void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb, bool local)
 		goto drop;
 	}
 
-	if (!srdma_rcv_icrc_ok(sdev, skb, local))
+	if (!srdma_rcv_icrc_ok(sdev, skb, loop))
 		goto drop;
 
-	srdma_qp_rcv(qp, &pkt, skb);
+	srdma_qp_rcv(qp, &pkt, skb, loop);
 	srdma_skbpool_consume(skb);
 	return;
 drop:

@@ -30,7 +30,9 @@
  * the order they were built. When the local stack drops a packet, the rest
  * would arrive out of order: they are not sent. The requester then goes
  * back to the oldest unacknowledged PSN with a smaller window; a lost
- * response is asked for again by the peer's requester.
+ * response is asked for again by the peer's requester. A process's packets
+ * to a local QP are delivered in memory, and that QP's pass runs once
+ * after each batch (struct srdma_loop).
  * Return: true when a packet was dropped.
  */
 static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
@@ -38,6 +40,7 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 {
 	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srdma_txs *txs = &qp->tx[stream];
+	struct srdma_loop batch = {}, *loop = qp->is_user ? &batch : NULL;
 	bool ud = srdma_qp_is_ud(qp);
 	struct sk_buff_head q;
 	struct sk_buff *skb;
@@ -69,20 +72,24 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 				srdma_txg_skb(qp->txg, skb);
 		skb_queue_splice_init(&txs->q, &q);
 		spin_unlock_bh(&qp->lock);
+		/* Keeps the QP of a put-off pass (struct srdma_loop). */
+		rcu_read_lock();
 		while ((skb = __skb_dequeue(&q))) {
 			/* Datagrams: each has its own AV, and may be lost. */
 			if (ud) {
 				srdma_ud_av_of(skb, &av);
-				srdma_net_xmit(sdev, &av, skb, qp->is_user,
-					       NULL);
+				srdma_net_xmit(sdev, &av, skb, loop, NULL);
 				continue;
 			}
-			if (srdma_net_xmit(sdev, &qp->av, skb, qp->is_user,
+			if (srdma_net_xmit(sdev, &qp->av, skb, loop,
 					   &txs->dst)) {
 				__skb_queue_purge(&q);
 				dropped = true;
 			}
 		}
+		/* May append to this stream: the loop sends that too. */
+		srdma_net_loop_end(&batch);
+		rcu_read_unlock();
 		spin_lock_bh(&qp->lock);
 		if (dropped) {
 			__skb_queue_purge(&txs->q);
@@ -265,11 +272,14 @@ void srdma_qp_kick(struct srdma_qp *qp)
  * @qp: the destination QP
  * @pkt: the parsed packet
  * @skb: the packet (skb->data at the BTH); not consumed
+ * @loop: NULL, or the batch of the local sender that handed @skb over in
+ *	memory: unless another QP's pass waits there already, @qp's pass
+ *	waits too, for the end of the batch
  *
  * Context: softirq, under rcu_read_lock (which keeps @qp alive).
  */
 void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
-		  const struct sk_buff *skb)
+		  const struct sk_buff *skb, struct srdma_loop *loop)
 {
 	bool more;
 
@@ -293,6 +303,11 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		srdma_resp_rcv(qp, pkt, skb);
 	else
 		srdma_comp_rcv(qp, pkt, skb);
+	if (loop && (!loop->qp || loop->qp == qp)) {
+		loop->qp = qp;
+		spin_unlock(&qp->lock);
+		return;
+	}
 	more = srdma_qp_pass(qp);
 	spin_unlock(&qp->lock);
 	if (srdma_qp_xmit(qp))
