@@ -177,7 +177,8 @@ void srdma_txg_skb(struct srdma_txg *g, struct sk_buff *skb)
  * srdma_txg_room() - Packets a pass may still hand to the stack
  * @g: the QP's gauge
  *
- * Context: the QP's, which holds its reference until it sends no more.
+ * Context: the QP's lock held; the QP holds its reference until it sends
+ * no more.
  * Return: SRDMA_TX_INFLIGHT_HIGH less the packets in flight; 0 or less
  * when the QP must wait.
  */
