@@ -763,13 +763,18 @@ TEST_F(RcTest, UnsignaledTailIsProbedNotRetried) {
 // IBTA 9.7.5.1.2: a READ response acknowledges the requests before it. An
 // unsignaled SEND followed by a READ needs no ACK of its own: the READ's
 // response completes it, and nothing is sent again, whatever order the
-// responder answers in. The same for an atomic.
+// responder answers in. The same for an atomic. A guest that stops for
+// longer than the early retransmission's delay (10 ms: a loaded host under
+// TCG and KASAN) makes the timer go back once; only go-backs that no timer
+// caused are the requester misreading a response.
 TEST_F(RcTest, ResponsesAcknowledgeWhatCameBefore) {
   if (!SoftA())
     GTEST_SKIP() << "the requester's behaviour is checked on softrdma";
   ASSERT_NO_FATAL_FAILURE(Pair(8192));
   const long before = ReadCounter(a_dev_->ctx, "retransmits");
   ASSERT_GE(before, 0) << "no retransmits counter";
+  const long timed = ReadCounter(a_dev_->ctx, "early_retransmits") +
+                     ReadCounter(a_dev_->ctx, "ack_timeouts");
   Fill(a_.buf, 0, 4096, 23);
   Fill(b_.buf, 4096, 4096, 29);
   std::memset(b_.buf.data() + 8000, 0, 8);
@@ -794,7 +799,10 @@ TEST_F(RcTest, ResponsesAcknowledgeWhatCameBefore) {
   for (int i = 1; i < 20; i += 2)
     EXPECT_EQ(std::memcmp(a_.buf.data() + 4096 + i * 64, b_.buf.data() + 4096 + i * 64, 64), 0);
   EXPECT_EQ(*reinterpret_cast<uint64_t*>(b_.buf.data() + 8000), 10u);
-  EXPECT_EQ(ReadCounter(a_dev_->ctx, "retransmits"), before);
+  const long timer_gobacks = ReadCounter(a_dev_->ctx, "early_retransmits") +
+                             ReadCounter(a_dev_->ctx, "ack_timeouts") - timed;
+  EXPECT_LE(ReadCounter(a_dev_->ctx, "retransmits") - before, timer_gobacks)
+      << "went back with no timer expired";
 }
 
 // The perftest pattern: a stream of small WRITEs, one in 50 signaled, as
