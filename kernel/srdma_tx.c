@@ -75,6 +75,7 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 		/* Keeps the QP of a put-off pass (struct srdma_loop). */
 		rcu_read_lock();
 		while ((skb = __skb_dequeue(&q))) {
+			batch.last = skb_queue_empty(&q);
 			/* Datagrams: each has its own AV, and may be lost. */
 			if (ud) {
 				srdma_ud_av_of(skb, &av);
@@ -273,8 +274,8 @@ void srdma_qp_kick(struct srdma_qp *qp)
  * @pkt: the parsed packet
  * @skb: the packet (skb->data at the BTH); not consumed
  * @loop: NULL, or the batch of the local sender that handed @skb over in
- *	memory: unless another QP's pass waits there already, @qp's pass
- *	waits too, for the end of the batch
+ *	memory: unless another QP's pass waits there already or @skb is the
+ *	batch's last packet, @qp's pass waits too, for the end of the batch
  *
  * Context: softirq, under rcu_read_lock (which keeps @qp alive).
  */
@@ -303,10 +304,15 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		srdma_resp_rcv(qp, pkt, skb);
 	else
 		srdma_comp_rcv(qp, pkt, skb);
-	if (loop && (!loop->qp || loop->qp == qp)) {
-		loop->qp = qp;
-		spin_unlock(&qp->lock);
-		return;
+	if (loop) {
+		if (!loop->last && (!loop->qp || loop->qp == qp)) {
+			loop->qp = qp;
+			spin_unlock(&qp->lock);
+			return;
+		}
+		/* This pass is the one that waited. */
+		if (loop->qp == qp)
+			loop->qp = NULL;
 	}
 	more = srdma_qp_pass(qp);
 	spin_unlock(&qp->lock);
