@@ -11,15 +11,17 @@
  * and the posting CPU does all the work, one message after the other.
  *
  * When a process streams (the doorbell finds other WQEs outstanding than
- * the one it announces) and another CPU of its node was idle since the
- * QP's last doorbell, the doorbell lists the QP with that CPU's poller, a
+ * the one it announces, or that one unsignaled: srdma_sqpoll_streams())
+ * and another CPU of its node was idle since the QP's last doorbell, the
+ * doorbell lists the QP with that CPU's poller, a
  * work item that serves the QPs of its list round robin: a pass for each
  * QP whose producer index moved or whose last pass left work. A QP stays
  * listed, with POLLING set, until sq_poll_linger_us pass without a post,
  * so a process that keeps posting makes no system call: its CPU posts
  * and polls completions while the poller's sends, the way a NIC works
- * beside the CPU. A QP with one WQE outstanding (a latency test) keeps
- * the inline doorbell: a hand-off would add a wake-up to every message.
+ * beside the CPU. A QP with one signaled WQE outstanding (a latency test)
+ * keeps the inline doorbell: a hand-off would add a wake-up to every
+ * message.
  *
  * The poller only uses a CPU nobody else wants. Doorbells look at the
  * CPU's idle time (srdma_sqpoll_was_idle()); the poller itself, at its
@@ -172,6 +174,32 @@ static bool srdma_sqpoll_was_idle(struct srdma_sqpoll_qp *sp, int cpu)
 	return idle_enough;
 }
 
+/*
+ * Does the process stream, post after post without waiting for each? It
+ * does when WQEs besides the one announced are not yet completed, or when
+ * the one announced asks for no completion: a process that will not learn
+ * when this WQE completes does not wait for it before it posts the next.
+ * perftest's bandwidth tests signal one WQE in 100 (cq_mod), and a READ,
+ * or a WRITE whose ACK comes back within the doorbell, is complete before
+ * the call returns; its latency tests signal every WQE. prod and the WQE
+ * are the process's and may be anything: they only pick the path, the
+ * pass validates them.
+ */
+static bool srdma_sqpoll_streams(struct srdma_qp *qp)
+{
+	struct srdma_ring *r = &qp->sq.ring;
+	u32 prod = READ_ONCE(r->ctrl->prod);
+	u32 own = READ_ONCE(r->own);
+	const struct srdma_send_wqe *wqe;
+
+	if (prod - own >= 2)
+		return true;
+	if (prod == own || qp->sq_sig_all)
+		return false;
+	wqe = r->buf + (size_t)srdma_ring_slot(prod - 1, r->num) * r->stride;
+	return !(READ_ONCE(wqe->flags) & SRDMA_WQE_SIGNALED);
+}
+
 /**
  * srdma_sqpoll_doorbell() - Hand a process's doorbell to a poller
  * @qp: the QP whose SQ the process wrote
@@ -184,19 +212,13 @@ static bool srdma_sqpoll_was_idle(struct srdma_sqpoll_qp *sp, int cpu)
 bool srdma_sqpoll_doorbell(struct srdma_qp *qp)
 {
 	struct srdma_sqpoll_qp *sp = &qp->sqpoll;
-	struct srdma_ring *r = &qp->sq.ring;
 	struct srdma_sqpoll_cpu *pc;
 	bool add = true, wake = false;
 	int cpu;
 
 	if (!READ_ONCE(srdma_sqpoll_on) || num_online_cpus() < 2)
 		return false;
-	/*
-	 * Streaming: WQEs besides the one announced are not yet completed.
-	 * prod is the process's and may be anything: it only picks the
-	 * path, the pass validates it.
-	 */
-	if (READ_ONCE(r->ctrl->prod) - READ_ONCE(r->own) < 2)
+	if (!srdma_sqpoll_streams(qp))
 		return false;
 	cpu = srdma_sqpoll_pick_cpu(qp, raw_smp_processor_id());
 	if (cpu < 0 || !srdma_sqpoll_was_idle(sp, cpu))

@@ -100,6 +100,43 @@ TEST_F(SqPollTest, StreamOfWritesArrivesWhole) {
   }
 }
 
+// A stream of small READs, one in 32 signaled. Each READ may complete
+// before its doorbell returns (the response comes back within the call),
+// so the SQ rarely holds two outstanding WQEs; the unsignaled ones still
+// say that the process is not waiting for them, and the stream goes to a
+// poller as a stream of WRITEs does. Every byte is read, every signaled
+// WQE completes in order.
+TEST_F(SqPollTest, StreamOfReadsArrivesWhole) {
+  constexpr uint32_t kReads = 8000, kLen = 64, kEvery = 32;
+  End a, b;
+  Pair(&a, &b, size_t(kReads) * kLen);
+  Fill(b.buf, 0, b.buf.size(), 41);
+  const long before = ReadCounter(a_dev_->ctx, "sq_poll_handoffs");
+
+  uint32_t posted = 0, done = 0;
+  while (done < kReads) {
+    while (posted < kReads && posted - done < kDepth - kEvery) {
+      const bool sig = (posted + 1) % kEvery == 0 || posted + 1 == kReads;
+      ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_READ, posted, size_t(posted) * kLen, kLen, sig), 0) << posted;
+      posted++;
+    }
+    auto wc = Poll(a.cq, 1);
+    ASSERT_FALSE(wc.empty()) << "no completion after " << done;
+    for (const ibv_wc& c : wc) {
+      ASSERT_EQ(c.status, IBV_WC_SUCCESS) << ibv_wc_status_str(c.status);
+      ASSERT_GE(c.wr_id, done) << "completions out of order";
+      done = uint32_t(c.wr_id) + 1;
+    }
+  }
+  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), a.buf.size()), 0);
+
+  if (SqPollOn() && SoftB() && sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
+      Env("SRDMA_NETEM", "").empty()) {
+    EXPECT_GT(ReadCounter(a_dev_->ctx, "sq_poll_handoffs"), before)
+        << "a stream of unsignaled READs with an idle CPU was never handed to a poller";
+  }
+}
+
 // Destroying a QP with a full SQ just posted, while a poller may be
 // serving it: destroy waits for the poller to let go, and the next QP
 // works. Many rounds, to meet the poller in each of its states.
