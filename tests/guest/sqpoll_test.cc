@@ -56,85 +56,62 @@ class SqPollTest : public PairFixture {
     ASSERT_EQ(Connect(b, a, mtu_, ConnOpts()), 0);
   }
 
-  // WRITE @len bytes at @off of A's buffer to the same offset of B's.
+  // @n requests @op of @len bytes each, one in @every signaled, from A's
+  // buffer to the same offsets of B's (READ: from B's to A's), the SQ kept
+  // nearly full as perftest's bandwidth tests do: every signaled WQE
+  // completes successfully and in order, and every byte arrives.
+  void Stream(End* a, End* b, ibv_wr_opcode op, uint32_t n, uint32_t len, uint32_t every) {
+    uint32_t posted = 0, done = 0;
+    while (done < n) {
+      while (posted < n && posted - done < kDepth - every) {
+        const bool sig = (posted + 1) % every == 0 || posted + 1 == n;
+        ASSERT_EQ(PostRdma(a, b, op, posted, size_t(posted) * len, len, sig), 0) << posted;
+        posted++;
+      }
+      auto wc = Poll(a->cq, 1);
+      ASSERT_FALSE(wc.empty()) << "no completion after " << done;
+      for (const ibv_wc& c : wc) {
+        ASSERT_EQ(c.status, IBV_WC_SUCCESS) << ibv_wc_status_str(c.status);
+        ASSERT_GE(c.wr_id, done) << "completions out of order";
+        done = uint32_t(c.wr_id) + 1;
+      }
+    }
+    EXPECT_EQ(std::memcmp(a->buf.data(), b->buf.data(), a->buf.size()), 0);
+  }
 
+  // A Stream() on a fresh pair of QPs. With a second CPU idle (nothing
+  // else runs in the guest) and no netem on the link, it is handed to a
+  // poller; under loss the transport waits for ACKs instead, says so to
+  // the provider, and is rung no doorbell to hand over. An rdma_rxe peer
+  // runs its transport in kworkers on either CPU, so the poller may
+  // rightly find its CPU busy: the hand-over is checked only between two
+  // softrdma ends.
+  void StreamHandedOver(ibv_wr_opcode op, uint32_t n, uint32_t len) {
+    End a, b;
+    ASSERT_NO_FATAL_FAILURE(Pair(&a, &b, size_t(n) * len));
+    Fill(op == IBV_WR_RDMA_READ ? b.buf : a.buf, 0, size_t(n) * len, 17);
+    const long before = ReadCounter(a_dev_->ctx, "sq_poll_handoffs");
+    ASSERT_NO_FATAL_FAILURE(Stream(&a, &b, op, n, len, 32));
+    if (SqPollOn() && SoftB() && sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
+        Env("SRDMA_NETEM", "").empty()) {
+      EXPECT_GT(ReadCounter(a_dev_->ctx, "sq_poll_handoffs"), before)
+          << "a stream with an idle CPU was never handed to a poller";
+    }
+  }
 };
 
-// A stream of small WRITEs, one in 32 signaled, the SQ kept nearly full
-// as perftest's ib_write_bw does: every byte arrives, every signaled WQE
-// completes successfully and in order. With a second CPU idle (nothing
-// else runs in the guest) and no netem on the link the stream is handed
-// to a poller; under loss the transport waits for ACKs instead, says so
-// to the provider, and is rung no doorbell to hand over. An rdma_rxe
-// peer runs its transport in kworkers on either CPU, so the poller may
-// rightly find its CPU busy: the hand-over is checked only between two
-// softrdma ends.
+// A stream of small WRITEs, one in 32 signaled.
 TEST_F(SqPollTest, StreamOfWritesArrivesWhole) {
-  constexpr uint32_t kWrites = 20000, kLen = 16, kEvery = 32;
-  End a, b;
-  Pair(&a, &b, size_t(kWrites) * kLen);
-  Fill(a.buf, 0, a.buf.size(), 17);
-  const long before = ReadCounter(a_dev_->ctx, "sq_poll_handoffs");
-
-  uint32_t posted = 0, done = 0;
-  while (done < kWrites) {
-    while (posted < kWrites && posted - done < kDepth - kEvery) {
-      const bool sig = (posted + 1) % kEvery == 0 || posted + 1 == kWrites;
-      ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_WRITE, posted, size_t(posted) * kLen, kLen, sig), 0) << posted;
-      posted++;
-    }
-    auto wc = Poll(a.cq, 1);
-    ASSERT_FALSE(wc.empty()) << "no completion after " << done;
-    for (const ibv_wc& c : wc) {
-      ASSERT_EQ(c.status, IBV_WC_SUCCESS) << ibv_wc_status_str(c.status);
-      ASSERT_GE(c.wr_id, done) << "completions out of order";
-      done = uint32_t(c.wr_id) + 1;
-    }
-  }
-  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), a.buf.size()), 0);
-
-  if (SqPollOn() && SoftB() && sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
-      Env("SRDMA_NETEM", "").empty()) {
-    EXPECT_GT(ReadCounter(a_dev_->ctx, "sq_poll_handoffs"), before)
-        << "a stream with an idle CPU was never handed to a poller";
-  }
+  StreamHandedOver(IBV_WR_RDMA_WRITE, 20000, 16);
 }
 
 // A stream of small READs, one in 32 signaled. Each READ may complete
 // before its doorbell returns (the response comes back within the call),
 // so the SQ rarely holds two outstanding WQEs; the unsignaled ones still
 // say that the process is not waiting for them, and the stream goes to a
-// poller as a stream of WRITEs does. Every byte is read, every signaled
-// WQE completes in order.
+// poller as a stream of WRITEs does.
 TEST_F(SqPollTest, StreamOfReadsArrivesWhole) {
-  constexpr uint32_t kReads = 8000, kLen = 64, kEvery = 32;
-  End a, b;
-  Pair(&a, &b, size_t(kReads) * kLen);
-  Fill(b.buf, 0, b.buf.size(), 41);
-  const long before = ReadCounter(a_dev_->ctx, "sq_poll_handoffs");
-
-  uint32_t posted = 0, done = 0;
-  while (done < kReads) {
-    while (posted < kReads && posted - done < kDepth - kEvery) {
-      const bool sig = (posted + 1) % kEvery == 0 || posted + 1 == kReads;
-      ASSERT_EQ(PostRdma(&a, &b, IBV_WR_RDMA_READ, posted, size_t(posted) * kLen, kLen, sig), 0) << posted;
-      posted++;
-    }
-    auto wc = Poll(a.cq, 1);
-    ASSERT_FALSE(wc.empty()) << "no completion after " << done;
-    for (const ibv_wc& c : wc) {
-      ASSERT_EQ(c.status, IBV_WC_SUCCESS) << ibv_wc_status_str(c.status);
-      ASSERT_GE(c.wr_id, done) << "completions out of order";
-      done = uint32_t(c.wr_id) + 1;
-    }
-  }
-  EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), a.buf.size()), 0);
-
-  if (SqPollOn() && SoftB() && sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
-      Env("SRDMA_NETEM", "").empty()) {
-    EXPECT_GT(ReadCounter(a_dev_->ctx, "sq_poll_handoffs"), before)
-        << "a stream of unsignaled READs with an idle CPU was never handed to a poller";
-  }
+  StreamHandedOver(IBV_WR_RDMA_READ, 8000, 64);
 }
 
 // Destroying a QP with a full SQ just posted, while a poller may be
