@@ -395,4 +395,69 @@ TEST_F(HostileTest, InvalidRequestsWithBadIcrcOrOldPsnAreDropped) {
   EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 4096), 0);
 }
 
+// IBTA 9.7.5.1.4: a duplicate RDMA READ is answered again from the PSN it
+// names, but only for data of the original request: one that asks for
+// bytes the original did not, or for more responses than the original
+// had left, is dropped. a_ reads 2 PMTUs from b_ (PSNs p and p + 1); the
+// test then sends b_ duplicates of that READ with its own RETHs.
+TEST_F(HostileTest, DuplicateReadAnsweredOnlyWithinTheOriginal) {
+  const uint32_t pmtu = 128u << mtu_;
+  Fill(b_.buf, 0, 4 * pmtu, 9);
+  ibv_sge sge = {(uintptr_t)a_.buf.data(), 2 * pmtu, a_.mr->lkey};
+  ibv_send_wr wr = {}, *bad;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_READ;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = (uintptr_t)b_.buf.data();
+  wr.wr.rdma.rkey = b_.mr->rkey;
+  ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+  auto wc = Poll(a_.cq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  ASSERT_EQ(wc[0].status, IBV_WC_SUCCESS);
+
+  // A READ request for b_: PSN p + @psn_delta, @len bytes at @off.
+  auto read = [&](int psn_delta, uint64_t off, uint32_t len) {
+    std::vector<uint8_t> t = Bth(0x0c, 0, psn_delta);
+    const uint64_t va = (uintptr_t)b_.buf.data() + off;
+    for (int i = 7; i >= 0; i--) t.push_back(uint8_t(va >> (8 * i)));
+    for (int i = 3; i >= 0; i--) t.push_back(uint8_t(b_.mr->rkey >> (8 * i)));
+    for (int i = 3; i >= 0; i--) t.push_back(uint8_t(len >> (8 * i)));
+    return t;
+  };
+  // Sends @t to b_, waits for it to count as a duplicate, and returns
+  // how many packets b_ sent in answer within 300 ms.
+  auto answers = [&](const std::vector<uint8_t>& t) -> long {
+    long dup = ReadCounter(b_dev_->ctx, "rx_duplicates");
+    long tx = ReadCounter(b_dev_->ctx, "tx_packets");
+    EXPECT_TRUE(dup >= 0 && tx >= 0);
+    SendRaw(t);
+    EXPECT_EQ(WaitCounter(b_dev_, "rx_duplicates", dup), dup + 1);
+    usleep(300000);
+    return ReadCounter(b_dev_->ctx, "tx_packets") - tx;
+  };
+
+  // Bytes beyond the original's, from its first PSN or its second.
+  EXPECT_EQ(answers(read(0, 2 * pmtu, pmtu)), 0);
+  EXPECT_EQ(answers(read(1, 3 * pmtu / 2, pmtu)), 0);
+  // Two responses from its second PSN: one more than it had left.
+  EXPECT_EQ(answers(read(1, 0, 2 * pmtu)), 0);
+  // Its second half again: one READ response, then the whole of it.
+  EXPECT_EQ(answers(read(1, pmtu, pmtu)), 1);
+  EXPECT_EQ(answers(read(0, 0, 2 * pmtu)), 2);
+
+  // a_ dropped the responses it no longer waited for; both QPs go on.
+  EXPECT_EQ(State(a_.qp), IBV_QPS_RTS);
+  EXPECT_EQ(State(b_.qp), IBV_QPS_RTS);
+  Fill(a_.buf, 0, 4096, 11);
+  sge = {(uintptr_t)a_.buf.data(), 4096, a_.mr->lkey};
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.wr.rdma.remote_addr = (uintptr_t)b_.buf.data() + 8192;
+  ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+  wc = Poll(a_.cq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data() + 8192, 4096), 0);
+}
+
 }  // namespace
