@@ -41,6 +41,24 @@ class HostileTest : public PairFixture {
     ASSERT_EQ(Connect(&b_, &a_, mtu_, o), 0);
   }
 
+  // Posts one signaled RDMA @op of @len bytes between @from's buffer and
+  // @to's, both at @off, and expects it to complete successfully.
+  static void Rdma(End& from, End& to, ibv_wr_opcode op, uint32_t len,
+                   size_t off = 0) {
+    ibv_sge sge = {(uintptr_t)from.buf.data() + off, len, from.mr->lkey};
+    ibv_send_wr wr = {}, *bad;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = op;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = (uintptr_t)to.buf.data() + off;
+    wr.wr.rdma.rkey = to.mr->rkey;
+    ASSERT_EQ(ibv_post_send(from.qp, &wr, &bad), 0);
+    auto wc = Poll(from.cq, 1);
+    ASSERT_EQ(wc.size(), 1u);
+    EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+  }
+
   // A healthy pair on the same devices still moves data.
   void ExpectHealthyPairWorks() {
     End x, y;
@@ -49,18 +67,7 @@ class HostileTest : public PairFixture {
     ASSERT_EQ(Connect(&x, &y, mtu_, {}), 0);
     ASSERT_EQ(Connect(&y, &x, mtu_, {}), 0);
     Fill(x.buf, 0, 8192, 42);
-    ibv_sge sge = {(uintptr_t)x.buf.data(), 8192, x.mr->lkey};
-    ibv_send_wr wr = {}, *bad;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = (uintptr_t)y.buf.data();
-    wr.wr.rdma.rkey = y.mr->rkey;
-    ASSERT_EQ(ibv_post_send(x.qp, &wr, &bad), 0);
-    auto wc = Poll(x.cq, 1);
-    ASSERT_EQ(wc.size(), 1u);
-    EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(Rdma(x, y, IBV_WR_RDMA_WRITE, 8192));
     EXPECT_EQ(std::memcmp(x.buf.data(), y.buf.data(), 8192), 0);
   }
 
@@ -380,18 +387,7 @@ TEST_F(HostileTest, InvalidRequestsWithBadIcrcOrOldPsnAreDropped) {
   EXPECT_EQ(State(b_.qp), IBV_QPS_RTS);
   // b_'s responder still takes a_'s requests from the PSN it expects.
   Fill(a_.buf, 0, 4096, 7);
-  ibv_sge sge = {(uintptr_t)a_.buf.data(), 4096, a_.mr->lkey};
-  ibv_send_wr wr = {}, *bad;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = (uintptr_t)b_.buf.data();
-  wr.wr.rdma.rkey = b_.mr->rkey;
-  ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
-  auto wc = Poll(a_.cq, 1);
-  ASSERT_EQ(wc.size(), 1u);
-  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(Rdma(a_, b_, IBV_WR_RDMA_WRITE, 4096));
   EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 4096), 0);
 }
 
@@ -401,20 +397,9 @@ TEST_F(HostileTest, InvalidRequestsWithBadIcrcOrOldPsnAreDropped) {
 // had left, is dropped. a_ reads 2 PMTUs from b_ (PSNs p and p + 1); the
 // test then sends b_ duplicates of that READ with its own RETHs.
 TEST_F(HostileTest, DuplicateReadAnsweredOnlyWithinTheOriginal) {
-  const uint32_t pmtu = 128u << mtu_;
+  const uint32_t pmtu = PmtuBytes(mtu_);
   Fill(b_.buf, 0, 4 * pmtu, 9);
-  ibv_sge sge = {(uintptr_t)a_.buf.data(), 2 * pmtu, a_.mr->lkey};
-  ibv_send_wr wr = {}, *bad;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_READ;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = (uintptr_t)b_.buf.data();
-  wr.wr.rdma.rkey = b_.mr->rkey;
-  ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
-  auto wc = Poll(a_.cq, 1);
-  ASSERT_EQ(wc.size(), 1u);
-  ASSERT_EQ(wc[0].status, IBV_WC_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(Rdma(a_, b_, IBV_WR_RDMA_READ, 2 * pmtu));
 
   // A READ request for b_: PSN p + @psn_delta, @len bytes at @off.
   auto read = [&](int psn_delta, uint64_t off, uint32_t len) {
@@ -449,15 +434,9 @@ TEST_F(HostileTest, DuplicateReadAnsweredOnlyWithinTheOriginal) {
   // a_ dropped the responses it no longer waited for; both QPs go on.
   EXPECT_EQ(State(a_.qp), IBV_QPS_RTS);
   EXPECT_EQ(State(b_.qp), IBV_QPS_RTS);
-  Fill(a_.buf, 0, 4096, 11);
-  sge = {(uintptr_t)a_.buf.data(), 4096, a_.mr->lkey};
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.wr.rdma.remote_addr = (uintptr_t)b_.buf.data() + 8192;
-  ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
-  wc = Poll(a_.cq, 1);
-  ASSERT_EQ(wc.size(), 1u);
-  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
-  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data() + 8192, 4096), 0);
+  Fill(a_.buf, 8192, 4096, 11);
+  ASSERT_NO_FATAL_FAILURE(Rdma(a_, b_, IBV_WR_RDMA_WRITE, 4096, 8192));
+  EXPECT_EQ(std::memcmp(a_.buf.data() + 8192, b_.buf.data() + 8192, 4096), 0);
 }
 
 }  // namespace
