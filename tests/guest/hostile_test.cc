@@ -402,7 +402,7 @@ TEST_F(HostileTest, DuplicateReadAnsweredOnlyWithinTheOriginal) {
   ASSERT_NO_FATAL_FAILURE(Rdma(a_, b_, IBV_WR_RDMA_READ, 2 * pmtu));
 
   // A READ request for b_: PSN p + @psn_delta, @len bytes at @off.
-  auto read = [&](int psn_delta, uint64_t off, uint32_t len) {
+  auto read_req = [&](int psn_delta, uint64_t off, uint32_t len) {
     std::vector<uint8_t> t = Bth(0x0c, 0, psn_delta);
     const uint64_t va = (uintptr_t)b_.buf.data() + off;
     for (int i = 7; i >= 0; i--) t.push_back(uint8_t(va >> (8 * i)));
@@ -423,13 +423,13 @@ TEST_F(HostileTest, DuplicateReadAnsweredOnlyWithinTheOriginal) {
   };
 
   // Bytes beyond the original's, from its first PSN or its second.
-  EXPECT_EQ(answers(read(0, 2 * pmtu, pmtu)), 0);
-  EXPECT_EQ(answers(read(1, 3 * pmtu / 2, pmtu)), 0);
+  EXPECT_EQ(answers(read_req(0, 2 * pmtu, pmtu)), 0);
+  EXPECT_EQ(answers(read_req(1, 3 * pmtu / 2, pmtu)), 0);
   // Two responses from its second PSN: one more than it had left.
-  EXPECT_EQ(answers(read(1, 0, 2 * pmtu)), 0);
+  EXPECT_EQ(answers(read_req(1, 0, 2 * pmtu)), 0);
   // Its second half again: one READ response, then the whole of it.
-  EXPECT_EQ(answers(read(1, pmtu, pmtu)), 1);
-  EXPECT_EQ(answers(read(0, 0, 2 * pmtu)), 2);
+  EXPECT_EQ(answers(read_req(1, pmtu, pmtu)), 1);
+  EXPECT_EQ(answers(read_req(0, 0, 2 * pmtu)), 2);
 
   // a_ dropped the responses it no longer waited for; both QPs go on.
   EXPECT_EQ(State(a_.qp), IBV_QPS_RTS);
