@@ -386,10 +386,15 @@ struct srdma_sqpoll_qp {
 /**
  * struct srdma_qp - queue pair
  * @ibqp: the core's QP
- * @lock: guards @state, @attr, @av and the transport state (@req, @resp,
- *	the consumer side of both rings, @sq_shadow); taken with _bh, never
+ * @lock: guards the requester and the completer (@req, the consumer side
+ *	of the SQ, @sq_shadow, @tx[SRDMA_TX_REQ], the timers' state), and
+ *	with @resp_lock @state, @attr, @av and @dead; taken with _bh, never
  *	from hard interrupt context
- * @state: current IBTA QP state; read without the lock with READ_ONCE()
+ * @resp_lock: guards the responder (@resp, the consumer side of the RQ,
+ *	@tx[SRDMA_TX_RESP]); nests inside @lock. Both are held to change
+ *	@state, @attr, @av and @dead, so either is enough to read them.
+ *	Taken with _bh, never from hard interrupt context
+ * @state: current IBTA QP state; read without the locks with READ_ONCE()
  * @attr: attributes set by modify_qp (valid bits per the state)
  * @av: where packets go, from the primary path's address vector
  * @sq: send queue
@@ -409,7 +414,7 @@ struct srdma_sqpoll_qp {
  *	leave independently: responses (ACKs, READ responses, atomic ACKs)
  *	and requests (srdma_tx.c)
  * @txg: RC, UC: the packets of @tx the stack still holds; set at create
- * @av_gen: bumped under @lock whenever @av changes; each stream's route
+ * @av_gen: bumped with @av whenever it changes; each stream's route
  *	cache follows it
  * @err_idx: SQ index of the WQE that moved the QP to the error state
  * @err_status: its completion status; IB_WC_WR_FLUSH_ERR when no WQE did
@@ -425,6 +430,7 @@ struct srdma_sqpoll_qp {
 struct srdma_qp {
 	struct ib_qp ibqp;
 	spinlock_t lock; /* see above */
+	spinlock_t resp_lock; /* see above */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;
 	struct srdma_av av;
@@ -617,6 +623,8 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		  const struct sk_buff *skb, struct srdma_loop *loop);
 void srdma_qp_fatal(struct srdma_qp *qp, u32 idx, enum ib_wc_status status);
+void srdma_resp_end(struct srdma_qp *qp, bool fatal);
+void srdma_qp_resp_ended(struct srdma_qp *qp);
 void srdma_qp_flush(struct srdma_qp *qp);
 void srdma_qp_raise_event(struct srdma_qp *qp);
 
@@ -630,6 +638,7 @@ void srdma_qp_kick(struct srdma_qp *qp);
 bool srdma_qp_step(struct srdma_qp *qp);
 void srdma_qp_set_polling(struct srdma_qp *qp);
 void srdma_qp_run(struct srdma_qp *qp);
+void srdma_qp_run_resp(struct srdma_qp *qp);
 void srdma_qp_tasklet(struct tasklet_struct *t);
 
 /* srdma_txg.c */

@@ -711,7 +711,8 @@ enum ib_wc_status srdma_mr_fast_reg(struct srdma_dev *sdev,
  * IBTA 10.6.6: only a valid fast-registration key, or a type 2 window
  * bound to @qp, of the QP's PD can be invalidated.
  *
- * Context: qp->lock held.
+ * Context: the lock of @qp's side that asks held (qp->lock for a
+ * LOCAL_INV, qp->resp_lock for a SEND with invalidate).
  * Return: IB_WC_SUCCESS or the completion error.
  */
 enum ib_wc_status srdma_mr_invalidate(const struct srdma_qp *qp, u32 key)

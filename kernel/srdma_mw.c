@@ -151,7 +151,8 @@ out:
  * @km: the window's key object (referenced)
  * @qp: the QP that asks (LOCAL_INV, or SEND with invalidate arriving)
  *
- * Context: qp->lock held.
+ * Context: the lock of @qp's side that asks held (see
+ * srdma_mr_invalidate()).
  * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR (a type 1 window, one bound
  * to another QP, or one not bound).
  */
@@ -178,7 +179,7 @@ enum ib_wc_status srdma_mw_invalidate(struct srdma_mr *km,
  * (a type 2 window: bound to this QP), the range lies within it, and it
  * grants the access. A window's bytes are those of its MR.
  *
- * Context: any; under qp->lock in the transport.
+ * Context: any; under qp->resp_lock in the transport.
  * Return: the MR, referenced (srdma_mr_put()), or NULL if not allowed.
  */
 struct srdma_mr *srdma_rkey_get(const struct srdma_qp *qp, u32 rkey, u64 va,

@@ -639,7 +639,7 @@ struct sk_buff *srdma_net_alloc_skb(struct srdma_dev *sdev,
  * version. Without the check anyone who guesses a QP number and its PSN
  * could place data through it.
  *
- * Context: any; @av must not change meanwhile (qp->lock).
+ * Context: any; @av must not change meanwhile (either lock of its QP).
  * Return: true when both addresses match.
  */
 bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb)
@@ -974,7 +974,10 @@ void srdma_net_loop_end(struct srdma_loop *loop)
 	loop->qp = NULL;
 	local_bh_disable();
 	__this_cpu_inc(srdma_loop_depth);
-	srdma_qp_run(qp);
+	if (loop->resp)
+		srdma_qp_run_resp(qp);
+	else
+		srdma_qp_run(qp);
 	__this_cpu_dec(srdma_loop_depth);
 	local_bh_enable();
 }

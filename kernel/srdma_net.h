@@ -103,21 +103,25 @@ bool srdma_net_dev_moved(struct srdma_dev *sdev);
  *	batch is handed over (srdma_qp_rcv()); NULL when none. The sender
  *	holds rcu_read_lock() from its first packet to that pass, which
  *	keeps @qp alive as the receive path's own read-side section would.
+ * @resp: the pass of @qp put off is its responder's (requests were
+ *	handed over), else its requester's (responses)
  * @last: the packet being handed over is the last the sender has: the
  *	QP that takes it runs its pass at once, @qp's too if it is that QP
  *
  * A QP's sender hands its packets over one after the other, and those of
  * a connected QP all go to its one peer. Delivered in memory, each would
- * make the peer run a transmit pass (ACKs, READ responses, its own
- * requests), write its doorbell state and raise its events; the batch
- * lets the peer do that once, after the last packet, with one coalesced
- * ACK (IBTA 9.7.5.1.6 lets a responder hold an ACK back). The pass runs
+ * make the peer run a pass of the side that takes it (the responder's
+ * ACKs and READ responses for requests, the requester's next packets and
+ * doorbell state for responses) and raise its events; the batch lets the
+ * peer do that once, after the last packet, with one coalesced ACK (IBTA
+ * 9.7.5.1.6 lets a responder hold an ACK back). The pass runs
  * inside the delivery of the last packet, under the lock taken for it,
  * as it would for a packet sent alone: a ping-pong's reply waits for no
  * second round of the peer's lock.
  */
 struct srdma_loop {
 	struct srdma_qp *qp;
+	bool resp;
 	bool last;
 };
 

@@ -3,8 +3,9 @@
  * Queue pairs: creation, the IBTA state machine (10.3.1) driven by
  * modify_qp, the error state and its flush, destruction.
  *
- * Lock order: qp->lock, then a CQ's lock. A work queue's lock (producer
- * side of an in-kernel QP's ring) is never held with another.
+ * Lock order: qp->lock, then qp->resp_lock, then a CQ's lock. A work
+ * queue's lock (producer side of an in-kernel QP's ring) is never held
+ * with another.
  */
 
 #include <rdma/ib_cache.h>
@@ -189,6 +190,7 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	spin_lock_init(&qp->lock);
+	spin_lock_init(&qp->resp_lock);
 	qp->state = IB_QPS_RESET;
 	qp->is_user = !!udata;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -270,7 +272,9 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	int i;
 
 	spin_lock_bh(&qp->lock);
+	spin_lock(&qp->resp_lock);
 	qp->dead = true;
+	spin_unlock(&qp->resp_lock);
 	spin_unlock_bh(&qp->lock);
 	/* Packets still in flight stop kicking the QP (srdma_txg.c). */
 	srdma_txg_detach(qp->txg);
@@ -310,7 +314,7 @@ static void srdma_wq_flush(struct srdma_qp *qp, bool send)
 	struct srdma_cqe cqe = { .qp_num = qp->ibqp.qp_num };
 	u32 prod;
 
-	lockdep_assert_held(&qp->lock);
+	lockdep_assert_held(send ? &qp->lock : &qp->resp_lock);
 	if (!send && qp->ibqp.srq) {
 		/* Only the WQE the QP took from its SRQ is the QP's. */
 		if (qp->resp.rwqe_valid) {
@@ -368,10 +372,11 @@ static void srdma_wq_flush(struct srdma_qp *qp, bool send)
  * srdma_qp_flush() - Flush both queues of a QP in the error state
  * @qp: the QP
  *
- * Context: qp->lock held.
+ * Context: qp->lock and qp->resp_lock held.
  */
 void srdma_qp_flush(struct srdma_qp *qp)
 {
+	lockdep_assert_held(&qp->resp_lock);
 	if (qp->state != IB_QPS_ERR)
 		return;
 	/*
@@ -392,6 +397,7 @@ void srdma_qp_flush(struct srdma_qp *qp)
 static void srdma_qp_enter_error(struct srdma_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
+	lockdep_assert_held(&qp->resp_lock);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	WRITE_ONCE(qp->sq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
 	if (qp->rq.ring.ctrl)
@@ -426,10 +432,18 @@ static void srdma_qp_enter_error(struct srdma_qp *qp)
  * other outstanding WQE with IB_WC_WR_FLUSH_ERR. A responder error (one
  * the QP detected on a request) also raises its asynchronous event.
  *
- * Context: qp->lock held.
+ * The responder, under qp->resp_lock alone, cannot call this: it marks
+ * the QP (resp.ending) and srdma_qp_resp_ended() calls this once the lock
+ * is dropped. Between the two the responder takes no packet, and the
+ * requester may send what it had built, as it could have a moment before
+ * the error.
+ *
+ * Context: qp->lock held, qp->resp_lock not held (taken here).
  */
 void srdma_qp_fatal(struct srdma_qp *qp, u32 idx, enum ib_wc_status status)
 {
+	struct srdma_resp *resp = &qp->resp;
+
 	lockdep_assert_held(&qp->lock);
 	if (qp->state == IB_QPS_ERR)
 		return;
@@ -437,11 +451,53 @@ void srdma_qp_fatal(struct srdma_qp *qp, u32 idx, enum ib_wc_status status)
 		     idx);
 	qp->err_idx = idx;
 	qp->err_status = status;
-	if (qp->resp.fatal)
-		WRITE_ONCE(qp->event, qp->resp.ack_syndrome ==
+	spin_lock(&qp->resp_lock);
+	if (resp->ending_fatal)
+		WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
+	else if (resp->fatal)
+		WRITE_ONCE(qp->event, resp->ack_syndrome ==
 			   SRDMA_NAK_SYN(SRDMA_NAK_REMOTE_ACCESS) ?
 			   IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_REQ_ERR);
+	resp->ending = false;
 	srdma_qp_enter_error(qp);
+	spin_unlock(&qp->resp_lock);
+}
+
+/**
+ * srdma_resp_end() - The responder found an error that ends the QP
+ * @qp: the QP
+ * @fatal: the QP's event is IB_EVENT_QP_FATAL (a corrupt RQ ring); else
+ *	that of the NAK sent (resp.fatal), or none
+ *
+ * The QP enters ERR once qp->resp_lock is dropped
+ * (srdma_qp_resp_ended()); meanwhile the responder takes no packet.
+ *
+ * Context: qp->resp_lock held.
+ */
+void srdma_resp_end(struct srdma_qp *qp, bool fatal)
+{
+	lockdep_assert_held(&qp->resp_lock);
+	qp->resp.ending = true;
+	if (fatal)
+		qp->resp.ending_fatal = true;
+}
+
+/**
+ * srdma_qp_resp_ended() - Move the QP to ERR if its responder asked
+ * @qp: the QP
+ *
+ * Called by whoever dropped qp->resp_lock after a responder's work.
+ * Every outstanding WQE is flushed (IB_WC_WR_FLUSH_ERR).
+ *
+ * Context: process or softirq context; no lock of the QP held.
+ */
+void srdma_qp_resp_ended(struct srdma_qp *qp)
+{
+	if (likely(!READ_ONCE(qp->resp.ending)))
+		return;
+	spin_lock_bh(&qp->lock);
+	srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
+	spin_unlock_bh(&qp->lock);
 }
 
 /*
@@ -457,6 +513,7 @@ static void srdma_qp_reset(struct srdma_qp *qp)
 	int i;
 
 	lockdep_assert_held(&qp->lock);
+	lockdep_assert_held(&qp->resp_lock);
 	if (qp->ibqp.srq)
 		srdma_wq_flush(qp, false);
 	for (i = 0; i < ARRAY_SIZE(rings); i++) {
@@ -477,6 +534,8 @@ static void srdma_qp_reset(struct srdma_qp *qp)
 	qp->resp.rwqe_valid = false;
 	qp->resp.ack_pending = false;
 	qp->resp.fatal = false;
+	qp->resp.ending = false;
+	qp->resp.ending_fatal = false;
 	qp->resp.nak_psn_sent = false;
 	if (qp->resp.res)
 		memset(qp->resp.res, 0, qp->resp.nres * sizeof(*qp->resp.res));
@@ -640,6 +699,7 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 				struct srdma_modify_prep *prep)
 {
 	lockdep_assert_held(&qp->lock);
+	lockdep_assert_held(&qp->resp_lock);
 	if (prep->res) {
 		swap(qp->resp.res, prep->res);
 		qp->resp.nres = prep->nres;
@@ -739,10 +799,12 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return err;
 
 	spin_lock_bh(&qp->lock);
+	spin_lock(&qp->resp_lock);
 	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
 	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	if (cur != qp->state ||
 	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
+		spin_unlock(&qp->resp_lock);
 		spin_unlock_bh(&qp->lock);
 		kfree(prep.res);
 		srdma_qp_dbg(qp, "refused %s -> %s, mask %#x\n",
@@ -753,6 +815,7 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	srdma_qp_apply_attr(qp, attr, mask);
 	WRITE_ONCE(qp->state, next);
 	srdma_modify_commit(qp, cur, next, &prep);
+	spin_unlock(&qp->resp_lock);
 	spin_unlock_bh(&qp->lock);
 
 	kfree(prep.res);	/* the replaced resources, if any */

@@ -11,9 +11,12 @@
  *                            answers READ and atomics, generates ACK/NAK,
  *                            handles duplicates (9.7.5.1.4)
  *
- * All three run under qp->lock. Received packets are processed in the
- * softirq that delivers them; packets are built under the lock and sent
- * after it is released.
+ * The requester and the completer run under qp->lock, the responder under
+ * qp->resp_lock: a process posting to a QP does not wait for a request
+ * that another CPU delivers to the same QP, nor an ACK for the responder.
+ * Received packets are processed in the softirq that delivers them;
+ * packets are built under the lock of their side and sent after it is
+ * released.
  */
 #ifndef SRDMA_QP_H
 #define SRDMA_QP_H
@@ -542,6 +545,10 @@ enum srdma_e2e {
  * @ack_syndrome: syndrome of the pending ACK or NAK
  * @fatal: a NAK of an error class is pending; the QP enters the error
  *	state once it is sent
+ * @ending: the responder found an error that ends the QP; whoever drops
+ *	qp->resp_lock moves it to ERR (srdma_qp_resp_ended()), which takes
+ *	qp->lock. Until then the responder takes no more packets
+ * @ending_fatal: the QP's event is IB_EVENT_QP_FATAL (a corrupt RQ)
  * @rwqe: copy of the receive WQE in use (header and SGEs)
  */
 struct srdma_resp {
@@ -564,6 +571,8 @@ struct srdma_resp {
 	u32 ack_psn;
 	u8 ack_syndrome;
 	bool fatal;
+	bool ending;
+	bool ending_fatal;
 	struct srdma_recv_wqe *rwqe;
 };
 

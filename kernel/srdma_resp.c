@@ -25,7 +25,7 @@
  * receive WQE of the dropped one. Only an error of the receive WQE itself
  * (too short, a bad local key) completes it in error and ends the QP.
  *
- * Every function here runs with qp->lock held.
+ * Every function here runs with qp->resp_lock held.
  */
 
 #include "srdma.h"
@@ -107,7 +107,7 @@ static void srdma_resp_nak_fatal(struct srdma_qp *qp, u8 nak, u32 psn)
  * Copies the WQE from the RQ ring into the responder's copy (once: until
  * it completes, the copy stays).
  *
- * Context: qp->lock held.
+ * Context: qp->resp_lock held.
  * Return: 1 taken, 0 none posted (RNR), negative when the ring is corrupt.
  */
 int srdma_resp_take_rwqe(struct srdma_qp *qp)
@@ -167,7 +167,7 @@ u64 srdma_rwqe_room(const struct srdma_recv_wqe *w)
  * was taken). Call before the CQE is posted: a process that sees the CQE
  * may post into the slot at once.
  *
- * Context: qp->lock held.
+ * Context: qp->resp_lock held.
  */
 void srdma_resp_rwqe_done(struct srdma_qp *qp)
 {
@@ -205,7 +205,7 @@ static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt && pkt->se);
 	/* UC: no NAK carries the error; the QP ends now (IBTA 10.8.3). */
 	if (status != IB_WC_SUCCESS && qp->ibqp.qp_type == IB_QPT_UC)
-		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
+		srdma_resp_end(qp, false);
 }
 
 /*
@@ -463,7 +463,7 @@ static bool srdma_res_pending(const struct srdma_rd_res *res)
  * the first time means more READ/atomics in flight than
  * max_dest_rd_atomic: a NAK invalid request (C9-86).
  *
- * Context: any; qp->lock held for a live QP's resource.
+ * Context: any; qp->resp_lock held for a live QP's resource.
  */
 bool srdma_res_reusable(const struct srdma_rd_res *res)
 {
@@ -655,7 +655,7 @@ static void srdma_resp_duplicate(struct srdma_qp *qp,
  * @pkt: the parsed packet
  * @skb: the packet (skb->data at the BTH)
  *
- * Context: softirq, qp->lock held.
+ * Context: softirq, qp->resp_lock held.
  */
 void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		    const struct sk_buff *skb)
@@ -663,9 +663,9 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	struct srdma_resp *resp = &qp->resp;
 	enum srdma_psn_class class;
 
-	lockdep_assert_held(&qp->lock);
+	lockdep_assert_held(&qp->resp_lock);
 	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE ||
-	    resp->fatal)
+	    resp->fatal || resp->ending)
 		return;
 
 	class = srdma_psn_classify(pkt->psn, resp->epsn);
@@ -752,7 +752,7 @@ static void srdma_uc_drop(struct srdma_qp *qp)
  * packets were lost, and the message in progress is dropped. A packet
  * that cannot continue or start a message is dropped as well.
  *
- * Context: softirq, qp->lock held.
+ * Context: softirq, qp->resp_lock held.
  */
 void srdma_uc_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		  const struct sk_buff *skb)
@@ -760,8 +760,9 @@ void srdma_uc_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srdma_resp *resp = &qp->resp;
 
-	lockdep_assert_held(&qp->lock);
-	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE) {
+	lockdep_assert_held(&qp->resp_lock);
+	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE ||
+	    resp->ending) {
 		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_QP_STATE);
 		return;
 	}
@@ -997,13 +998,13 @@ static bool srdma_resp_tx_res(struct srdma_qp *qp, struct sk_buff_head *q,
 /**
  * srdma_resp_tx() - Send responses: READ data, atomic ACKs, ACK/NAK
  * @qp: the QP
- * @q: packets to send once qp->lock is released
+ * @q: packets to send once qp->resp_lock is released
  * @budget: packets this pass may still send; decremented
  *
  * Responses go out in PSN order: an ACK or NAK waits for the READ
  * responses before it, or the requester would take it for an implied NAK.
  *
- * Context: qp->lock held.
+ * Context: qp->resp_lock held.
  * Return: true when work is left for another pass.
  */
 bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
@@ -1012,7 +1013,7 @@ bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 	struct srdma_pkt pkt = {};
 	struct sk_buff *skb;
 
-	lockdep_assert_held(&qp->lock);
+	lockdep_assert_held(&qp->resp_lock);
 	if (resp->res_busy && srdma_resp_tx_res(qp, q, budget))
 		return true;
 	if (!resp->ack_pending || *budget <= 0)
@@ -1028,6 +1029,6 @@ bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 	(*budget)--;
 	resp->ack_pending = false;
 	if (resp->fatal)
-		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
+		srdma_resp_end(qp, false);
 	return false;
 }

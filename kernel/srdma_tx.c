@@ -2,30 +2,40 @@
 /*
  * Driving a QP: the entry points that make its transport run.
  *
- *   srdma_qp_rcv()    a packet for the QP arrived (softirq): responder or
- *                     completer, then one transmit pass
+ *   srdma_qp_rcv()    a packet for the QP arrived (softirq): the
+ *                     responder (requests, datagrams) or the completer
+ *                     (responses), then one pass of that side
  *   srdma_qp_kick()   something to send: a post, a doorbell, a timer, an
- *                     RTS transition; runs a pass now when the context
- *                     allows it, else schedules the QP's tasklet
- *   srdma_qp_run()    one transmit pass: responses first (ACKs wait behind
- *                     READ responses), then requests, at most
- *                     SRDMA_TX_BUDGET packets; more work goes to the
- *                     tasklet so that one QP cannot hold a CPU
+ *                     RTS transition; runs a requester's pass now when
+ *                     the context allows it, else schedules the tasklet
+ *   srdma_qp_run()    one requester's pass: at most SRDMA_TX_BUDGET
+ *                     packets; more work goes to the tasklet so that one
+ *                     QP cannot hold a CPU
+ *   srdma_qp_tasklet() a responder's pass (ACKs, READ responses, atomic
+ *                     ACKs), then a requester's
  *
- * Packets are built under qp->lock onto one of the QP's two streams,
- * responses and requests, and handed to the IP stack after it is released,
- * by one CPU at a time per stream so that they leave in PSN order
- * (srdma_qp_xmit()). Posting from a process (the provider) writes the
- * mapped ring; an in-kernel post writes the same ring through
- * srdma_post_send().
+ * The two sides have a lock each (struct srdma_qp): the requester and the
+ * completer qp->lock, the responder qp->resp_lock. Each builds its packets
+ * under its lock onto its stream, requests or responses, and hands them to
+ * the IP stack after the lock is released, by one CPU at a time per
+ * stream so that they leave in PSN order (srdma_qp_xmit_stream()).
+ * Posting from a process (the provider) writes the mapped ring; an
+ * in-kernel post writes the same ring through srdma_post_send().
  */
 
 #include "srdma.h"
 #include "srdma_hdr.h"
 
+/* The lock of the side that builds a stream's packets. */
+static spinlock_t *srdma_txs_lock(struct srdma_qp *qp,
+				  enum srdma_tx_stream stream)
+{
+	return stream == SRDMA_TX_RESP ? &qp->resp_lock : &qp->lock;
+}
+
 /*
  * Send what the passes built on one stream, in order. Passes run on any
- * CPU and append to the stream under the lock; one caller at a time
+ * CPU and append to the stream under their side's lock; one caller at a time
  * (txs->running) drains it, without the lock, so that its packets leave in
  * the order they were built. When the local stack drops a packet, the rest
  * would arrive out of order: they are not sent. The requester then goes
@@ -40,6 +50,7 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 {
 	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srdma_txs *txs = &qp->tx[stream];
+	spinlock_t *lock = srdma_txs_lock(qp, stream);
 	struct srdma_loop batch = {}, *loop = qp->is_user ? &batch : NULL;
 	bool ud = srdma_qp_is_ud(qp);
 	struct sk_buff_head q;
@@ -51,9 +62,9 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 	if (skb_queue_empty_lockless(&txs->q))
 		return false;
 	__skb_queue_head_init(&q);
-	spin_lock_bh(&qp->lock);
+	spin_lock_bh(lock);
 	if (txs->running) {
-		spin_unlock_bh(&qp->lock);
+		spin_unlock_bh(lock);
 		return false;
 	}
 	txs->running = true;
@@ -71,7 +82,7 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 			skb_queue_walk(&txs->q, skb)
 				srdma_txg_skb(qp->txg, skb);
 		skb_queue_splice_init(&txs->q, &q);
-		spin_unlock_bh(&qp->lock);
+		spin_unlock_bh(lock);
 		/* Keeps the QP of a put-off pass (struct srdma_loop). */
 		rcu_read_lock();
 		while ((skb = __skb_dequeue(&q))) {
@@ -91,7 +102,7 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 		/* May append to this stream: the loop sends that too. */
 		srdma_net_loop_end(&batch);
 		rcu_read_unlock();
-		spin_lock_bh(&qp->lock);
+		spin_lock_bh(lock);
 		if (dropped) {
 			__skb_queue_purge(&txs->q);
 			if (stream == SRDMA_TX_REQ)
@@ -99,16 +110,8 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 		}
 	}
 	txs->running = false;
-	spin_unlock_bh(&qp->lock);
+	spin_unlock_bh(lock);
 	return dropped;
-}
-
-/* Send both streams, responses first. Return: true when one dropped. */
-static bool srdma_qp_xmit(struct srdma_qp *qp)
-{
-	bool dropped = srdma_qp_xmit_stream(qp, SRDMA_TX_RESP);
-
-	return srdma_qp_xmit_stream(qp, SRDMA_TX_REQ) || dropped;
 }
 
 /**
@@ -153,19 +156,75 @@ static bool srdma_qp_update_polling(struct srdma_qp *qp, bool busy)
 /*
  * The budget of a connected QP's pass: SRDMA_TX_BUDGET, or what room its
  * packets in the local stack and those built for it leave (srdma_txg.c).
- * Sets *@gauged when the room is the limit.
+ * Sets *@gauged when the room is the limit. The other side's queue is
+ * read without its lock: the room is an estimate either way.
  */
 static int srdma_qp_budget(struct srdma_qp *qp, bool *gauged)
 {
 	int room = srdma_txg_room(qp->txg) -
-		   skb_queue_len(&qp->tx[SRDMA_TX_RESP].q) -
-		   skb_queue_len(&qp->tx[SRDMA_TX_REQ].q);
+		   skb_queue_len_lockless(&qp->tx[SRDMA_TX_RESP].q) -
+		   skb_queue_len_lockless(&qp->tx[SRDMA_TX_REQ].q);
 
 	*gauged = room < SRDMA_TX_BUDGET;
 	return clamp(room, 0, SRDMA_TX_BUDGET);
 }
 
-/* One pass with qp->lock held; returns true when more work is left. */
+/*
+ * A pass that stopped with work left: out of room, not of budget, the
+ * packet in flight that makes room schedules the tasklet. Return: true
+ * when the caller must see to another pass itself.
+ */
+static bool srdma_qp_gauge(struct srdma_qp *qp, bool more, bool gauged,
+			   int budget)
+{
+	if (more && gauged && !budget && srdma_txg_throttle(qp->txg)) {
+		srdma_counter_inc(to_sdev(qp->ibqp.device),
+				  SRDMA_CNT_TX_THROTTLED);
+		return false;
+	}
+	return more;
+}
+
+/*
+ * The responder's pass, qp->resp_lock held: ACKs, NAKs, READ responses
+ * and atomic ACKs. Returns true when more work is left.
+ */
+static bool srdma_qp_resp_pass(struct srdma_qp *qp)
+{
+	int budget;
+	bool more, gauged;
+
+	lockdep_assert_held(&qp->resp_lock);
+	if (qp->dead || qp->state == IB_QPS_ERR || srdma_qp_is_ud(qp))
+		return false;
+	budget = srdma_qp_budget(qp, &gauged);
+	more = srdma_resp_tx(qp, &qp->tx[SRDMA_TX_RESP].q, &budget);
+	return srdma_qp_gauge(qp, more, gauged, budget);
+}
+
+/*
+ * The responder's pass and the sending of its packets; then the move to
+ * ERR it may have asked for. Returns true when more work is left.
+ */
+static bool srdma_qp_resp_step(struct srdma_qp *qp)
+{
+	bool more;
+
+	spin_lock_bh(&qp->resp_lock);
+	more = srdma_qp_resp_pass(qp);
+	spin_unlock_bh(&qp->resp_lock);
+	if (srdma_qp_xmit_stream(qp, SRDMA_TX_RESP))
+		more = true;
+	srdma_qp_resp_ended(qp);
+	srdma_qp_raise_event(qp);
+	return more;
+}
+
+/*
+ * The requester's pass, qp->lock held: request packets, the QP's timers
+ * and its doorbell state; in ERR, the flush of both queues. Returns true
+ * when more work is left.
+ */
 static bool srdma_qp_pass(struct srdma_qp *qp)
 {
 	struct sk_buff_head *q = &qp->tx[SRDMA_TX_REQ].q;
@@ -176,7 +235,9 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 	if (qp->dead)
 		return false;
 	if (qp->state == IB_QPS_ERR) {
+		spin_lock(&qp->resp_lock);
 		srdma_qp_flush(qp);
+		spin_unlock(&qp->resp_lock);
 		return false;
 	}
 	if (srdma_qp_is_ud(qp)) {
@@ -185,19 +246,13 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 		return srdma_qp_update_polling(qp, more) || more;
 	}
 	budget = srdma_qp_budget(qp, &gauged);
-	more = srdma_resp_tx(qp, &qp->tx[SRDMA_TX_RESP].q, &budget);
-	more |= srdma_req_tx(qp, q, &budget);
+	more = srdma_req_tx(qp, q, &budget);
 	/*
-	 * Out of room, not of budget: the packet in flight that makes room
-	 * schedules the tasklet. The transport will look at the QP again
-	 * by itself, so a process's posts need no doorbell meanwhile.
+	 * Stopped by the gauge, the transport will look at the QP again by
+	 * itself, so a process's posts need no doorbell meanwhile.
 	 */
 	busy = more;
-	if (more && gauged && !budget && srdma_txg_throttle(qp->txg)) {
-		srdma_counter_inc(to_sdev(qp->ibqp.device),
-				  SRDMA_CNT_TX_THROTTLED);
-		more = false;
-	}
+	more = srdma_qp_gauge(qp, more, gauged, budget);
 	srdma_req_drained(qp);
 	if (qp->req.probe)
 		srdma_req_probe(qp, q);
@@ -210,7 +265,7 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 }
 
 /**
- * srdma_qp_step() - One transmit pass, leaving the rest to the caller
+ * srdma_qp_step() - One requester's pass, leaving the rest to the caller
  * @qp: the QP
  *
  * Context: process or softirq context, not hard interrupt; takes qp->lock.
@@ -223,14 +278,14 @@ bool srdma_qp_step(struct srdma_qp *qp)
 	spin_lock_bh(&qp->lock);
 	more = srdma_qp_pass(qp);
 	spin_unlock_bh(&qp->lock);
-	if (srdma_qp_xmit(qp))
+	if (srdma_qp_xmit_stream(qp, SRDMA_TX_REQ))
 		more = true;
 	srdma_qp_raise_event(qp);
 	return more;
 }
 
 /**
- * srdma_qp_run() - One transmit pass; the QP's tasklet does the rest
+ * srdma_qp_run() - One requester's pass; the QP's tasklet does the rest
  * @qp: the QP
  *
  * Context: process or softirq context, not hard interrupt; takes qp->lock.
@@ -242,7 +297,21 @@ void srdma_qp_run(struct srdma_qp *qp)
 }
 
 /**
- * srdma_qp_tasklet() - Continue a QP's transmission
+ * srdma_qp_run_resp() - One responder's pass; the QP's tasklet does the
+ *	rest
+ * @qp: the QP
+ *
+ * Context: process or softirq context, not hard interrupt; takes
+ * qp->resp_lock.
+ */
+void srdma_qp_run_resp(struct srdma_qp *qp)
+{
+	if (srdma_qp_resp_step(qp))
+		tasklet_schedule(&qp->tx_tasklet);
+}
+
+/**
+ * srdma_qp_tasklet() - Continue a QP's transmission, both sides
  * @t: the QP's tasklet
  *
  * Context: softirq.
@@ -250,8 +319,10 @@ void srdma_qp_run(struct srdma_qp *qp)
 void srdma_qp_tasklet(struct tasklet_struct *t)
 {
 	struct srdma_qp *qp = from_tasklet(qp, t, tx_tasklet);
+	bool more = srdma_qp_resp_step(qp);
 
-	srdma_qp_run(qp);
+	if (srdma_qp_step(qp) || more)
+		tasklet_schedule(&qp->tx_tasklet);
 }
 
 /**
@@ -274,24 +345,32 @@ void srdma_qp_kick(struct srdma_qp *qp)
  * @pkt: the parsed packet
  * @skb: the packet (skb->data at the BTH); not consumed
  * @loop: NULL, or the batch of the local sender that handed @skb over in
- *	memory: unless another QP's pass waits there already or @skb is the
- *	batch's last packet, @qp's pass waits too, for the end of the batch
+ *	memory: unless another pass waits there already or @skb is the
+ *	batch's last packet, this side's pass of @qp waits too, for the end
+ *	of the batch
+ *
+ * Requests and datagrams go to the responder, under qp->resp_lock;
+ * responses to the completer, under qp->lock. Each is followed by a pass
+ * of its side only.
  *
  * Context: softirq, under rcu_read_lock (which keeps @qp alive).
  */
 void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		  const struct sk_buff *skb, struct srdma_loop *loop)
 {
+	bool resp = srdma_qp_is_ud(qp) || qp->ibqp.qp_type == IB_QPT_UC ||
+		    pkt->invalid_req || srdma_pkt_is(pkt, SRDMA_OPF_REQ);
+	spinlock_t *lock = resp ? &qp->resp_lock : &qp->lock;
 	bool more;
 
-	spin_lock(&qp->lock);
+	spin_lock(lock);
 	if (qp->dead) {
-		spin_unlock(&qp->lock);
+		spin_unlock(lock);
 		return;
 	}
 	/* C9-47.1.1: only the peer of a connected QP may reach it. */
 	if (!srdma_qp_is_ud(qp) && !srdma_net_av_match(&qp->av, skb)) {
-		spin_unlock(&qp->lock);
+		spin_unlock(lock);
 		srdma_counter_inc(to_sdev(qp->ibqp.device),
 				  SRDMA_CNT_RX_DROP_ADDR);
 		return;
@@ -300,24 +379,29 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		srdma_ud_rcv(qp, pkt, skb);
 	else if (qp->ibqp.qp_type == IB_QPT_UC)
 		srdma_uc_rcv(qp, pkt, skb);
-	else if (pkt->invalid_req || srdma_pkt_is(pkt, SRDMA_OPF_REQ))
+	else if (resp)
 		srdma_resp_rcv(qp, pkt, skb);
 	else
 		srdma_comp_rcv(qp, pkt, skb);
 	if (loop) {
-		if (!loop->last && (!loop->qp || loop->qp == qp)) {
+		bool mine = loop->qp == qp && loop->resp == resp;
+
+		if (!loop->last && (!loop->qp || mine)) {
 			loop->qp = qp;
-			spin_unlock(&qp->lock);
+			loop->resp = resp;
+			spin_unlock(lock);
 			return;
 		}
 		/* This pass is the one that waited. */
-		if (loop->qp == qp)
+		if (mine)
 			loop->qp = NULL;
 	}
-	more = srdma_qp_pass(qp);
-	spin_unlock(&qp->lock);
-	if (srdma_qp_xmit(qp))
+	more = resp ? srdma_qp_resp_pass(qp) : srdma_qp_pass(qp);
+	spin_unlock(lock);
+	if (srdma_qp_xmit_stream(qp, resp ? SRDMA_TX_RESP : SRDMA_TX_REQ))
 		more = true;
+	if (resp)
+		srdma_qp_resp_ended(qp);
 	srdma_qp_raise_event(qp);
 	if (more)
 		tasklet_schedule(&qp->tx_tasklet);

@@ -21,7 +21,7 @@
  * receive buffer get the GRH, which over RoCEv2 is the IP header: an IPv6
  * header, or 20 bytes of zeroes followed by the IPv4 header.
  *
- * Every function but the AH verbs runs with qp->lock held.
+ * Sending runs with qp->lock held, receiving with qp->resp_lock.
  */
 
 #include <linux/ip.h>
@@ -300,7 +300,7 @@ static void srdma_ud_grh(const struct sk_buff *skb, u8 *grh, u8 *net_type)
  * @pkt: the packet, parsed and validated
  * @skb: the packet (skb->data at the BTH); not consumed
  *
- * Context: softirq, qp->lock held.
+ * Context: softirq, qp->resp_lock held.
  */
 void srdma_ud_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		  const struct sk_buff *skb)
@@ -313,8 +313,9 @@ void srdma_ud_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	u8 net_type;
 	int ret;
 
-	lockdep_assert_held(&qp->lock);
-	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR) {
+	lockdep_assert_held(&qp->resp_lock);
+	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR ||
+	    qp->resp.ending) {
 		srdma_counter_inc(sdev, SRDMA_CNT_RX_DROP_QP_STATE);
 		return;
 	}
@@ -325,8 +326,7 @@ void srdma_ud_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	ret = srdma_resp_take_rwqe(qp);
 	if (ret < 0) {
-		WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
-		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
+		srdma_resp_end(qp, true);
 		return;
 	}
 	if (!ret) {
@@ -372,5 +372,5 @@ void srdma_ud_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt->se);
 	/* IBTA 10.8.3: a receive that completes in error ends the QP. */
 	if (status != IB_WC_SUCCESS)
-		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
+		srdma_resp_end(qp, false);
 }
