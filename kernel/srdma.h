@@ -198,6 +198,10 @@ struct srdma_ah {
  *	request (the consumer updates ibmr's keys before posting it)
  * @valid: remote and local access may use the MR; a fast-registration MR
  *	is valid between REG_MR and its invalidation
+ * @state_lock: makes each change of @valid and @key by REG_MR, a bind or
+ *	an invalidation one step with the test of the state it depends on;
+ *	lookups read them without it (acquire/release). Taken under a QP's
+ *	lock, bottom halves disabled
  * @fast: a fast-registration MR (alloc_mr), with @fr_pages
  * @umem: pinned user pages, or NULL for a DMA or fast-registration MR
  * @pages: @umem's pages in order, for O(1) lookup by offset
@@ -220,6 +224,7 @@ struct srdma_mr {
 	struct ib_mr ibmr;
 	u32 key;
 	bool valid;
+	spinlock_t state_lock; /* see above */
 	bool fast;
 	struct ib_umem *umem;
 	struct page **pages;
@@ -315,8 +320,10 @@ enum srdma_tx_stream {
 
 /**
  * struct srdma_txs - One transmit stream of a QP
- * @q: packets built under the QP's lock, waiting to be sent in order
- * @running: a CPU is sending @q; others only append (under the QP's lock)
+ * @q: packets built under the lock of the QP's side that owns the stream
+ *	(qp->resp_lock for responses, qp->lock for requests), waiting to be
+ *	sent in order
+ * @running: a CPU is sending @q; others only append (under that lock)
  * @dst: the route of the QP's AV, used and refreshed by that one sender
  *
  * Responses and requests are separate PSN sequences that the peer's

@@ -46,6 +46,7 @@ int srdma_mr_alloc_key(struct srdma_dev *sdev, struct srdma_mr *mr)
 	}
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->done);
+	spin_lock_init(&mr->state_lock);
 	/* Published with its key set: lookups compare the whole key. */
 	mr->ibmr.lkey = get_random_u8();
 	mr->ibmr.rkey = mr->ibmr.lkey;
@@ -685,22 +686,28 @@ int srdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  * IBTA 10.6.3.1: only a fast-registration MR of the same PD, in the
  * invalid state, can be registered.
  *
- * Context: qp->lock held (any context).
+ * Context: qp->lock held (any context); takes the MR's state_lock.
  * Return: IB_WC_SUCCESS or the completion error.
  */
 enum ib_wc_status srdma_mr_fast_reg(struct srdma_dev *sdev,
 				    const struct ib_pd *pd,
 				    struct srdma_mr *mr, u32 key, int access)
 {
+	enum ib_wc_status status = IB_WC_LOC_PROT_ERR;
+
+	spin_lock(&mr->state_lock);
 	if (!mr->fast || mr->ibmr.pd != pd || READ_ONCE(mr->valid) ||
 	    (key >> SRDMA_KEY_INDEX_SHIFT) !=
 	    (mr->key >> SRDMA_KEY_INDEX_SHIFT))
-		return IB_WC_LOC_PROT_ERR;
+		goto out;
 	mr->access = access;
 	WRITE_ONCE(mr->key, key);
 	/* Key and access before validity, for lookups that test it. */
 	smp_store_release(&mr->valid, true);
-	return IB_WC_SUCCESS;
+	status = IB_WC_SUCCESS;
+out:
+	spin_unlock(&mr->state_lock);
+	return status;
 }
 
 /**
@@ -711,8 +718,14 @@ enum ib_wc_status srdma_mr_fast_reg(struct srdma_dev *sdev,
  * IBTA 10.6.6: only a valid fast-registration key, or a type 2 window
  * bound to @qp, of the QP's PD can be invalidated.
  *
+ * The test and the change of the key's state are one step under its
+ * state_lock: LOCAL_INV, REG_MR and binds (requesters, under qp->lock) and
+ * SENDs with invalidate (responders, under qp->resp_lock) of any QP may
+ * race for one key, and only one of them may find it valid.
+ *
  * Context: the lock of @qp's side that asks held (qp->lock for a
- * LOCAL_INV, qp->resp_lock for a SEND with invalidate).
+ * LOCAL_INV, qp->resp_lock for a SEND with invalidate); takes the key's
+ * state_lock.
  * Return: IB_WC_SUCCESS or the completion error.
  */
 enum ib_wc_status srdma_mr_invalidate(const struct srdma_qp *qp, u32 key)
@@ -723,12 +736,18 @@ enum ib_wc_status srdma_mr_invalidate(const struct srdma_qp *qp, u32 key)
 
 	if (!mr)
 		return status;
+	spin_lock(&mr->state_lock);
+	/* Registered or bound again under another key meanwhile: not @key. */
+	if (READ_ONCE(mr->key) != key)
+		goto out;
 	if (mr->mw_type) {
 		status = srdma_mw_invalidate(mr, qp);
 	} else if (mr->fast && mr->ibmr.pd == pd && READ_ONCE(mr->valid)) {
 		WRITE_ONCE(mr->valid, false);
 		status = IB_WC_SUCCESS;
 	}
+out:
+	spin_unlock(&mr->state_lock);
 	srdma_mr_put(mr);
 	return status;
 }

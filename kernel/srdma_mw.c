@@ -89,7 +89,7 @@ int srdma_dealloc_mw(struct ib_mw *ibmw)
  * need local write on the MR, and a type 2 window must be free. The
  * window takes the new key (its key byte from the work request).
  *
- * Context: qp->lock held.
+ * Context: qp->lock held; takes the window's state_lock.
  * Return: IB_WC_SUCCESS or IB_WC_MW_BIND_ERR.
  */
 enum ib_wc_status srdma_mw_bind(struct srdma_qp *qp,
@@ -107,9 +107,6 @@ enum ib_wc_status srdma_mw_bind(struct srdma_qp *qp,
 		return status;
 	if (!km->mw_type || km->ibmr.pd != pd || (access & ~SRDMA_MW_ACCESS))
 		goto out;
-	if (km->mw_type == IB_MW_TYPE_2 &&
-	    (READ_ONCE(km->valid) || !w->wr.bind.length))
-		goto out;
 	if (w->wr.bind.length) {
 		mr = srdma_mr_get(sdev, w->wr.bind.mr_lkey);
 		if (!mr || mr->mw_type || !(mr->access & IB_ACCESS_MW_BIND) ||
@@ -122,6 +119,17 @@ enum ib_wc_status srdma_mw_bind(struct srdma_qp *qp,
 			goto out;
 	}
 
+	/*
+	 * From the test of the window's state to its new binding, no
+	 * invalidation comes between (a SEND with invalidate arrives under
+	 * another lock of the QP than this bind's).
+	 */
+	spin_lock(&km->state_lock);
+	if (km->mw_type == IB_MW_TYPE_2 &&
+	    (READ_ONCE(km->valid) || !w->wr.bind.length)) {
+		spin_unlock(&km->state_lock);
+		goto out;
+	}
 	/* Invalid while it changes: requests see the old binding or none. */
 	WRITE_ONCE(km->valid, false);
 	km->access = access;
@@ -132,13 +140,15 @@ enum ib_wc_status srdma_mw_bind(struct srdma_qp *qp,
 	km->ibmr.length = w->wr.bind.length;
 	WRITE_ONCE(km->key, w->wr.bind.mw_rkey);
 	status = IB_WC_SUCCESS;
-	if (!w->wr.bind.length)
-		goto out;	/* type 1: unbound */
-	/*
-	 * Binding before validity: pairs with the acquire in
-	 * srdma_rkey_get(), which reads the binding after the flag.
-	 */
-	smp_store_release(&km->valid, true);
+	/* A type 1 window bound with length 0 is unbound: it stays invalid. */
+	if (w->wr.bind.length) {
+		/*
+		 * Binding before validity: pairs with the acquire in
+		 * srdma_rkey_get(), which reads the binding after the flag.
+		 */
+		smp_store_release(&km->valid, true);
+	}
+	spin_unlock(&km->state_lock);
 out:
 	if (mr)
 		srdma_mr_put(mr);
@@ -151,8 +161,8 @@ out:
  * @km: the window's key object (referenced)
  * @qp: the QP that asks (LOCAL_INV, or SEND with invalidate arriving)
  *
- * Context: the lock of @qp's side that asks held (see
- * srdma_mr_invalidate()).
+ * Context: the lock of @qp's side that asks held, and the window's
+ * state_lock (see srdma_mr_invalidate()).
  * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR (a type 1 window, one bound
  * to another QP, or one not bound).
  */

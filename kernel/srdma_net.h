@@ -74,7 +74,7 @@ struct srdma_av {
  * @av_gen: the generation of the QP's AV (srdma_qp.av_gen) @dst is for
  *
  * Read and written only by the one sender of a QP's stream at a time
- * (srdma_qp_xmit(), srdma_txs.running), and released by
+ * (srdma_qp_xmit_stream(), srdma_txs.running), and released by
  * srdma_destroy_qp() once no sender can run. A route change makes
  * dst_check() fail, and the next packet looks the route up again.
  */

@@ -3,9 +3,9 @@
  * Queue pairs: creation, the IBTA state machine (10.3.1) driven by
  * modify_qp, the error state and its flush, destruction.
  *
- * Lock order: qp->lock, then qp->resp_lock, then a CQ's lock. A work
- * queue's lock (producer side of an in-kernel QP's ring) is never held
- * with another.
+ * Lock order: qp->lock, then qp->resp_lock, then a CQ's or an SRQ's lock.
+ * A work queue's lock (producer side of an in-kernel QP's ring) is never
+ * held with another.
  */
 
 #include <rdma/ib_cache.h>
@@ -399,6 +399,8 @@ static void srdma_qp_enter_error(struct srdma_qp *qp)
 	lockdep_assert_held(&qp->lock);
 	lockdep_assert_held(&qp->resp_lock);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	/* Whatever the responder asked for is done (srdma_resp_end()). */
+	WRITE_ONCE(qp->resp.ending, false);
 	WRITE_ONCE(qp->sq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
 	if (qp->rq.ring.ctrl)
 		WRITE_ONCE(qp->rq.ring.ctrl->kstate, SRDMA_RING_KSTATE_ERROR);
@@ -458,7 +460,6 @@ void srdma_qp_fatal(struct srdma_qp *qp, u32 idx, enum ib_wc_status status)
 		WRITE_ONCE(qp->event, resp->ack_syndrome ==
 			   SRDMA_NAK_SYN(SRDMA_NAK_REMOTE_ACCESS) ?
 			   IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_REQ_ERR);
-	resp->ending = false;
 	srdma_qp_enter_error(qp);
 	spin_unlock(&qp->resp_lock);
 }
@@ -477,7 +478,7 @@ void srdma_qp_fatal(struct srdma_qp *qp, u32 idx, enum ib_wc_status status)
 void srdma_resp_end(struct srdma_qp *qp, bool fatal)
 {
 	lockdep_assert_held(&qp->resp_lock);
-	qp->resp.ending = true;
+	WRITE_ONCE(qp->resp.ending, true);
 	if (fatal)
 		qp->resp.ending_fatal = true;
 }
@@ -496,7 +497,13 @@ void srdma_qp_resp_ended(struct srdma_qp *qp)
 	if (likely(!READ_ONCE(qp->resp.ending)))
 		return;
 	spin_lock_bh(&qp->lock);
-	srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
+	/*
+	 * Again under the lock: every clearing of the flag (the move to ERR,
+	 * RESET) holds it, so the flag still set means that no other error
+	 * or modify came first. A QP being destroyed stays as it is.
+	 */
+	if (READ_ONCE(qp->resp.ending) && !qp->dead)
+		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
 	spin_unlock_bh(&qp->lock);
 }
 
@@ -534,7 +541,7 @@ static void srdma_qp_reset(struct srdma_qp *qp)
 	qp->resp.rwqe_valid = false;
 	qp->resp.ack_pending = false;
 	qp->resp.fatal = false;
-	qp->resp.ending = false;
+	WRITE_ONCE(qp->resp.ending, false);
 	qp->resp.ending_fatal = false;
 	qp->resp.nak_psn_sent = false;
 	if (qp->resp.res)
@@ -581,7 +588,7 @@ static int srdma_qp_check_attr(struct srdma_qp *qp,
 	return 0;
 }
 
-/* Context: qp->lock held. */
+/* Context: qp->lock and qp->resp_lock held. */
 static void srdma_qp_apply_attr(struct srdma_qp *qp,
 				const struct ib_qp_attr *attr, int mask)
 {
@@ -638,7 +645,7 @@ static void srdma_qp_event(struct srdma_qp *qp, enum ib_event_type type)
  * srdma_qp_raise_event() - Raise an event the transport left pending
  * @qp: the QP
  *
- * Context: any; qp->lock not held.
+ * Context: any; neither lock of the QP held.
  */
 void srdma_qp_raise_event(struct srdma_qp *qp)
 {

@@ -544,7 +544,7 @@ enum srdma_e2e {
  * @ack_psn: PSN the pending ACK acknowledges
  * @ack_syndrome: syndrome of the pending ACK or NAK
  * @fatal: a NAK of an error class is pending; the QP enters the error
- *	state once it is sent
+ *	state once it is built (@ending)
  * @ending: the responder found an error that ends the QP; whoever drops
  *	qp->resp_lock moves it to ERR (srdma_qp_resp_ended()), which takes
  *	qp->lock. Until then the responder takes no more packets

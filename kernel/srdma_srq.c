@@ -192,7 +192,8 @@ int srdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
  * @srq: the SRQ
  * @w: where the WQE (header and SGEs) is copied; room for one ring entry
  *
- * Context: softirq or bottom halves disabled (under the taking QP's lock).
+ * Context: softirq or bottom halves disabled (under the taking QP's
+ * qp->resp_lock).
  * Return: 1 taken, 0 the SRQ is empty, -EPROTO when the SRQ is in the
  * error state, -EINVAL for a malformed WQE (which is consumed).
  */

@@ -213,9 +213,9 @@ static bool srdma_qp_resp_step(struct srdma_qp *qp)
 	spin_lock_bh(&qp->resp_lock);
 	more = srdma_qp_resp_pass(qp);
 	spin_unlock_bh(&qp->resp_lock);
+	srdma_qp_resp_ended(qp);
 	if (srdma_qp_xmit_stream(qp, SRDMA_TX_RESP))
 		more = true;
-	srdma_qp_resp_ended(qp);
 	srdma_qp_raise_event(qp);
 	return more;
 }
@@ -268,7 +268,8 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
  * srdma_qp_step() - One requester's pass, leaving the rest to the caller
  * @qp: the QP
  *
- * Context: process or softirq context, not hard interrupt; takes qp->lock.
+ * Context: process or softirq context, not hard interrupt; takes qp->lock
+ * (and qp->resp_lock in ERR, for the flush).
  * Return: true when work is left for another pass.
  */
 bool srdma_qp_step(struct srdma_qp *qp)
@@ -288,7 +289,8 @@ bool srdma_qp_step(struct srdma_qp *qp)
  * srdma_qp_run() - One requester's pass; the QP's tasklet does the rest
  * @qp: the QP
  *
- * Context: process or softirq context, not hard interrupt; takes qp->lock.
+ * Context: process or softirq context, not hard interrupt; as
+ * srdma_qp_step().
  */
 void srdma_qp_run(struct srdma_qp *qp)
 {
@@ -390,6 +392,8 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 			loop->qp = qp;
 			loop->resp = resp;
 			spin_unlock(lock);
+			if (resp)
+				srdma_qp_resp_ended(qp);
 			return;
 		}
 		/* This pass is the one that waited. */
@@ -398,10 +402,11 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	more = resp ? srdma_qp_resp_pass(qp) : srdma_qp_pass(qp);
 	spin_unlock(lock);
-	if (srdma_qp_xmit_stream(qp, resp ? SRDMA_TX_RESP : SRDMA_TX_REQ))
-		more = true;
+	/* The move to ERR first: as if it came under the lock. */
 	if (resp)
 		srdma_qp_resp_ended(qp);
+	if (srdma_qp_xmit_stream(qp, resp ? SRDMA_TX_RESP : SRDMA_TX_REQ))
+		more = true;
 	srdma_qp_raise_event(qp);
 	if (more)
 		tasklet_schedule(&qp->tx_tasklet);

@@ -36,9 +36,16 @@
  * still be called: srdma_txg_exit() waits for the last gauge, as long as
  * it takes (a qdisc that holds packets for ever holds the unload too).
  *
- * Context: srdma_txg_skb() and srdma_txg_throttle() under the QP's lock;
- * the destructor wherever the stack frees the packet (process or softirq
- * context, never hard interrupt: dev_kfree_skb_irq() defers).
+ * Both sides of the QP (requester and responder, each under its own lock)
+ * count their packets in the one gauge and size their passes by its room,
+ * so together they may overshoot SRDMA_TX_INFLIGHT_HIGH by up to a pass's
+ * budget; and either may be the one that stops. The flag that a pass
+ * stopped is one for both: only the destructor that acts on it clears it.
+ *
+ * Context: srdma_txg_skb() and srdma_txg_throttle() under a lock of the
+ * QP (either side's); the destructor wherever the stack frees the packet
+ * (process or softirq context, never hard interrupt: dev_kfree_skb_irq()
+ * defers).
  */
 
 #include <linux/atomic.h>
@@ -164,7 +171,7 @@ static int srdma_txg_inflight(const struct srdma_txg *g)
  * only for zero-copy packets (skb_zcopy(): SKBFL_ZEROCOPY_ENABLE, never
  * set on these), and pskb_expand_head() copies it. Clones get neither.
  *
- * Context: the QP's lock held (its sender hands the packet on later).
+ * Context: a lock of the QP held (its sender hands the packet on later).
  */
 void srdma_txg_skb(struct srdma_txg *g, struct sk_buff *skb)
 {
@@ -177,7 +184,7 @@ void srdma_txg_skb(struct srdma_txg *g, struct sk_buff *skb)
  * srdma_txg_room() - Packets a pass may still hand to the stack
  * @g: the QP's gauge
  *
- * Context: the QP's lock held; the QP holds its reference until it sends
+ * Context: a lock of the QP held; the QP holds its reference until it sends
  * no more.
  * Return: SRDMA_TX_INFLIGHT_HIGH less the packets in flight; 0 or less
  * when the QP must wait.
@@ -195,7 +202,7 @@ int srdma_txg_room(const struct srdma_txg *g)
  * SRDMA_TX_INFLIGHT_LOW will schedule the QP's tasklet; false when the
  * count is there already, and the caller must run another pass itself.
  *
- * Context: the QP's lock held.
+ * Context: a lock of the QP held (either side's).
  */
 bool srdma_txg_throttle(struct srdma_txg *g)
 {
@@ -207,8 +214,10 @@ bool srdma_txg_throttle(struct srdma_txg *g)
 	smp_mb__after_atomic();
 	if (srdma_txg_inflight(g) > SRDMA_TX_INFLIGHT_LOW)
 		return true;
-	/* The caller runs again itself: no kick is needed. */
-	clear_bit(SRDMA_TXG_THROTTLED, &g->flags);
+	/*
+	 * The caller runs again itself. The flag stays: the other side's
+	 * pass may have stopped on it (it costs at most one tasklet run).
+	 */
 	return false;
 }
 

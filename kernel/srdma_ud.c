@@ -14,7 +14,7 @@
  * source QP). The payload is copied into the packet, so the WQE completes
  * as soon as its packet is built: no page of the process stays referenced.
  * Each packet carries its own address vector in skb->cb until
- * srdma_qp_xmit() hands it to the network.
+ * srdma_qp_xmit_stream() hands it to the network.
  *
  * Receiving: a packet whose Q_Key differs from the QP's is dropped, as is
  * one that finds no receive WQE (counted). The first 40 bytes of the
