@@ -203,9 +203,24 @@ static bool srdma_qp_resp_pass(struct srdma_qp *qp)
 }
 
 /*
- * The responder's pass and the sending of its packets; then the move to
- * ERR it may have asked for. Returns true when more work is left.
+ * What follows a pass of one side once its lock is dropped: the move to
+ * ERR the responder asked for (before its packets, as if it came under
+ * the lock), the sending of the side's stream, the QP's events. Returns
+ * true when the stream dropped a packet.
  */
+static bool srdma_qp_pass_done(struct srdma_qp *qp, bool resp)
+{
+	bool dropped;
+
+	if (resp)
+		srdma_qp_resp_ended(qp);
+	dropped = srdma_qp_xmit_stream(qp, resp ? SRDMA_TX_RESP :
+						  SRDMA_TX_REQ);
+	srdma_qp_raise_event(qp);
+	return dropped;
+}
+
+/* The responder's pass; returns true when more work is left. */
 static bool srdma_qp_resp_step(struct srdma_qp *qp)
 {
 	bool more;
@@ -213,11 +228,7 @@ static bool srdma_qp_resp_step(struct srdma_qp *qp)
 	spin_lock_bh(&qp->resp_lock);
 	more = srdma_qp_resp_pass(qp);
 	spin_unlock_bh(&qp->resp_lock);
-	srdma_qp_resp_ended(qp);
-	if (srdma_qp_xmit_stream(qp, SRDMA_TX_RESP))
-		more = true;
-	srdma_qp_raise_event(qp);
-	return more;
+	return srdma_qp_pass_done(qp, true) || more;
 }
 
 /*
@@ -279,10 +290,7 @@ bool srdma_qp_step(struct srdma_qp *qp)
 	spin_lock_bh(&qp->lock);
 	more = srdma_qp_pass(qp);
 	spin_unlock_bh(&qp->lock);
-	if (srdma_qp_xmit_stream(qp, SRDMA_TX_REQ))
-		more = true;
-	srdma_qp_raise_event(qp);
-	return more;
+	return srdma_qp_pass_done(qp, false) || more;
 }
 
 /**
@@ -402,13 +410,7 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	more = resp ? srdma_qp_resp_pass(qp) : srdma_qp_pass(qp);
 	spin_unlock(lock);
-	/* The move to ERR first: as if it came under the lock. */
-	if (resp)
-		srdma_qp_resp_ended(qp);
-	if (srdma_qp_xmit_stream(qp, resp ? SRDMA_TX_RESP : SRDMA_TX_REQ))
-		more = true;
-	srdma_qp_raise_event(qp);
-	if (more)
+	if (srdma_qp_pass_done(qp, resp) || more)
 		tasklet_schedule(&qp->tx_tasklet);
 }
 
