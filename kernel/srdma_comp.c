@@ -11,7 +11,9 @@
  *   retrans  armed while request packets are unacknowledged; re-armed on
  *            progress; expires first for early retransmissions (go-back-N
  *            without a retry counted), then for the local ACK timeout,
- *            which retries or ends with RETRY_EXC_ERR
+ *            which retries or ends with RETRY_EXC_ERR; left pending when
+ *            the last packet is acknowledged, so that its expiry then
+ *            finds nothing outstanding and does nothing
  *   rnr      armed by an RNR NAK for the time it carries, and for a tick
  *            by the requester when a packet could not be allocated
  *            (srdma_req_tx()); on expiry the requester resumes
@@ -176,7 +178,14 @@ static void srdma_comp_progress(struct srdma_qp *qp)
 	if (srdma_psn_diff(qp->req.una, qp->req.psn) > 0)
 		qp->req.need_retry = true;
 	if (qp->req.una == qp->req.max_psn) {
-		del_timer(&qp->retrans_timer);
+		/*
+		 * Nothing is outstanding. The timer is left to expire, which
+		 * then finds nothing to do (srdma_comp_timeout()): the next
+		 * message re-arms it with mod_timer(), which for a pending
+		 * timer and an unchanged expiry (the next message within the
+		 * same jiffy) costs nothing, where a delete and a new arming
+		 * per message each took the timer base's lock.
+		 */
 		qp->req.rto_armed = false;
 		qp->req.rto_early = false;
 	} else {
@@ -594,7 +603,11 @@ void srdma_comp_timeout(struct timer_list *t)
 	}
 	qp->req.rto_early = false;
 	qp->req.rto_armed = false;
-	/* Destroy has begun: the QP stays as it is until it is gone. */
+	/*
+	 * Destroy has begun: the QP stays as it is until it is gone. With
+	 * nothing outstanding, this is the expiry of a timer that the last
+	 * acknowledgment left running (srdma_comp_progress()).
+	 */
 	if (!qp->dead && srdma_qp_sends(qp->state) &&
 	    qp->req.una != qp->req.max_psn && !qp->req.rnr_wait) {
 		srdma_counter_inc(to_sdev(qp->ibqp.device),

@@ -424,8 +424,10 @@ struct srdma_rd_res {
  * @gap_pending: a go-back-N for a gap in the responses was asked for at
  *	@gap_una and una has not moved since
  * @gap_una: una when it was asked for
- * @rto_armed: the local ACK timer was armed and its expiry, if any, is not
- *	handled yet (srdma_comp_timeout() tells a re-arm from a stale expiry)
+ * @rto_armed: the local ACK timer was armed for the packets outstanding
+ *	and its expiry, if any, is not handled yet (srdma_comp_timeout()
+ *	tells a re-arm from a stale expiry); the timer may be pending
+ *	without it, left to expire once nothing is outstanding
  * @rto_early: the timer runs to an early retransmission, not yet to the
  *	timeout (srdma_early_rtx_delay())
  * @rto_expires: when the local ACK timeout expires (jiffies)
