@@ -325,16 +325,29 @@ enum srdma_tx_stream {
  *	sent in order
  * @running: a CPU is sending @q; others only append (under that lock)
  * @dst: the route of the QP's AV, used and refreshed by that one sender
+ * @xps_cpu: the CPU whose transmit queue the stream's packets take, plus
+ *	one (the encoding of skb->sender_cpu); 0 until the first packet,
+ *	which sets it to its sender's. Written under the lock above.
  *
  * Responses and requests are separate PSN sequences that the peer's
  * completer and responder check independently (IBTA 9.7), so each keeps
  * its own order but neither waits for the other: a CPU delivering a
  * response locally does not hold up a request that another CPU has just
  * built for the same QP.
+ *
+ * A netdev with several transmit queues picks one per packet, by default
+ * by the sending CPU (XPS), and the queues drain independently. A stream
+ * is sent from whichever CPU runs the pass (the poster, the softirq of
+ * an ACK, the SQ poller), so its packets would be spread over queues and
+ * could overtake one another: a PSN sequence error and a go-back-N for
+ * RC, a lost message for UC. Every packet of a stream therefore names
+ * the same CPU to XPS, as a TCP socket keeps its queue
+ * (sk_tx_queue_get()).
  */
 struct srdma_txs {
 	struct sk_buff_head q;
 	bool running;
+	unsigned int xps_cpu;
 	struct srdma_dst_cache dst;
 };
 

@@ -141,6 +141,25 @@ int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
 
 void srdma_net_loop_end(struct srdma_loop *loop);
 
+/**
+ * srdma_net_set_xps_cpu() - Have XPS pick the transmit queue of one CPU
+ * @skb: a packet about to go to srdma_net_xmit()
+ * @cpu1: the CPU plus one; 0 lets the sending CPU decide
+ *
+ * netdev_core_pick_tx() keeps a sender_cpu that a packet already carries;
+ * a netdev without XPS maps, or with one transmit queue, ignores it. On
+ * the receive side the field is napi_id, whose values start above
+ * NR_CPUS (MIN_NAPI_ID), so a packet delivered locally carries no NAPI
+ * ID: the same as every packet the stack sends.
+ */
+static inline void srdma_net_set_xps_cpu(struct sk_buff *skb,
+					 unsigned int cpu1)
+{
+#ifdef CONFIG_XPS
+	skb->sender_cpu = cpu1;
+#endif
+}
+
 bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb);
 
 /**

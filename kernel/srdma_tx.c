@@ -68,6 +68,8 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 		return false;
 	}
 	txs->running = true;
+	if (!txs->xps_cpu)
+		txs->xps_cpu = smp_processor_id() + 1;
 	if (txs->dst.av_gen != qp->av_gen) {
 		/* The AV changed (under the lock, held here): a new route. */
 		srdma_dst_cache_release(&txs->dst);
@@ -87,6 +89,7 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 		rcu_read_lock();
 		while ((skb = __skb_dequeue(&q))) {
 			batch.last = skb_queue_empty(&q);
+			srdma_net_set_xps_cpu(skb, txs->xps_cpu);
 			/* Datagrams: each has its own AV, and may be lost. */
 			if (ud) {
 				srdma_ud_av_of(skb, &av);
