@@ -696,6 +696,8 @@ void srdma_req_credits(struct srdma_qp *qp, const struct srdma_pkt *pkt);
 void srdma_comp_complete(struct srdma_qp *qp, enum ib_wc_status status);
 void srdma_comp_local(struct srdma_qp *qp);
 void srdma_comp_arm_timer(struct srdma_qp *qp);
+void srdma_rtt_update(u32 *srtt_us, u32 *rttvar_us, u32 m_us);
+u32 srdma_rtt_bound_us(u32 srtt_us, u32 rttvar_us);
 void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		    const struct sk_buff *skb);
 void srdma_comp_timeout(struct timer_list *t);

@@ -165,8 +165,113 @@ static void srdma_comp_gap(struct srdma_qp *qp)
  * one, and a peer that answers without ever acknowledging cannot keep the
  * requester retrying forever.
  */
+/**
+ * srdma_rtt_update() - Take a round-trip sample into the estimate
+ * @srtt_us: the smoothed round-trip time, 0 before the first sample
+ * @rttvar_us: its mean deviation
+ * @m_us: the sample (0 counts as 1)
+ *
+ * RFC 6298 2.2 and 2.3, with alpha 1/8 and beta 1/4.
+ */
+void srdma_rtt_update(u32 *srtt_us, u32 *rttvar_us, u32 m_us)
+{
+	u32 srtt = *srtt_us, dev;
+
+	m_us = max(m_us, 1U);
+	if (!srtt) {
+		*srtt_us = m_us;
+		*rttvar_us = m_us / 2;
+		return;
+	}
+	dev = srtt > m_us ? srtt - m_us : m_us - srtt;
+	*rttvar_us = *rttvar_us - *rttvar_us / 4 + dev / 4;
+	*srtt_us = srtt - srtt / 8 + m_us / 8;
+}
+
+/**
+ * srdma_rtt_bound_us() - The longest round trip the estimate expects
+ * @srtt_us: the smoothed round-trip time
+ * @rttvar_us: its mean deviation
+ *
+ * RFC 6298 2.3's SRTT + 4 * RTTVAR, without its one-second floor.
+ *
+ * Return: microseconds, saturated at U32_MAX.
+ */
+u32 srdma_rtt_bound_us(u32 srtt_us, u32 rttvar_us)
+{
+	u64 b = (u64)srtt_us + 4ULL * rttvar_us;
+
+	return min_t(u64, b, U32_MAX);
+}
+
+static u32 srdma_comp_rtt_us(u64 since_ns)
+{
+	return min_t(u64, div_u64(ktime_get_ns() - since_ns, NSEC_PER_USEC),
+		     U32_MAX);
+}
+
+/*
+ * One round trip at a time is measured, of a new packet that asks for an
+ * ACK (srdma_req_time_rtt()), and only from the ACK of that very packet:
+ * one that acknowledges more may come late because the packet's own ACK
+ * was lost, and would make the round trip look longer than it is (under
+ * 10% loss that pushed the early retransmission out to where a lost
+ * resend cost a timeout).
+ *
+ * A packet sent again leaves it open which sending the ACK answers. Karn's
+ * rule (no sample) would leave a round trip longer than the early
+ * retransmission's delay unmeasured for ever, each go-back-N being early.
+ * The sample is taken from the last sending, which is never too long;
+ * and if the responder then acknowledges the packet once more, it saw the
+ * packet twice, and the ACK taken answered the first sending: the round
+ * trip from the first sending is taken too (srdma_comp_rtt_dup()).
+ */
+static void srdma_comp_rtt(struct srdma_qp *qp)
+{
+	struct srdma_req *req = &qp->req;
+
+	if (!req->rtt_timing || srdma_psn_diff(req->una, req->rtt_end) < 0)
+		return;
+	req->rtt_timing = false;
+	if (req->una != req->rtt_end)
+		return;
+	req->rtt_dup_wait = false;
+	if (req->rtt_resent) {
+		req->rtt_dup_wait = true;
+		req->rtt_dup_psn = srdma_psn_add(req->rtt_end, -1);
+		req->rtt_dup_us = srdma_comp_rtt_us(req->rtt_first_ns);
+		srdma_rtt_update(&req->srtt_us, &req->rttvar_us,
+				 srdma_comp_rtt_us(req->rtt_last_ns));
+		return;
+	}
+	srdma_rtt_update(&req->srtt_us, &req->rttvar_us,
+			 srdma_comp_rtt_us(req->rtt_first_ns));
+}
+
+/* An ACK of @psn: see srdma_comp_rtt(). */
+static void srdma_comp_rtt_dup(struct srdma_qp *qp, u32 psn)
+{
+	struct srdma_req *req = &qp->req;
+
+	if (!req->rtt_dup_wait || psn != req->rtt_dup_psn ||
+	    !srdma_psn_before(psn, req->una))
+		return;
+	req->rtt_dup_wait = false;
+	srdma_rtt_update(&req->srtt_us, &req->rttvar_us, req->rtt_dup_us);
+}
+
+/* The early retransmission's delay for the QP's timeout and round trip. */
+static unsigned long srdma_comp_early_delay(struct srdma_qp *qp,
+					    unsigned long rto)
+{
+	return srdma_early_rtx_delay(rto,
+				     srdma_rtt_bound_us(qp->req.srtt_us,
+							qp->req.rttvar_us));
+}
+
 static void srdma_comp_progress(struct srdma_qp *qp)
 {
+	srdma_comp_rtt(qp);
 	qp->req.retry = qp->attr.retry_cnt;
 	qp->req.rnr_retry = qp->attr.rnr_retry;
 	if (qp->req.gap_una != qp->req.una)
@@ -210,7 +315,7 @@ void srdma_comp_arm_timer(struct srdma_qp *qp)
 	if (!qp->attr.timeout || !srdma_qp_sends(qp->state) || qp->dead)
 		return;
 	rto = srdma_ack_timeout_jiffies(qp->attr.timeout);
-	early = srdma_early_rtx_delay(rto);
+	early = srdma_comp_early_delay(qp, rto);
 	qp->req.rto_expires = jiffies + rto;
 	qp->req.rto_early = early != 0;
 	mod_timer(&qp->retrans_timer, jiffies + (early ? early : rto));
@@ -427,6 +532,7 @@ static void srdma_comp_aeth(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 
 	switch (srdma_syn_type(syn)) {
 	case SRDMA_SYN_ACK:
+		srdma_comp_rtt_dup(qp, pkt->psn);
 		srdma_comp_ack_upto(qp, pkt->psn);
 		break;
 	case SRDMA_SYN_RNR:
@@ -553,21 +659,21 @@ void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 static bool srdma_comp_early_rtx(struct srdma_qp *qp)
 {
 	unsigned long rto = srdma_ack_timeout_jiffies(qp->attr.timeout);
-	unsigned long delay = srdma_early_rtx_delay(rto);
+	unsigned long delay = srdma_comp_early_delay(qp, rto);
 	unsigned long next = jiffies + delay;
 	struct srdma_req *req = &qp->req;
-	bool run = false;
+	bool run = req->una != req->max_psn && !req->rnr_wait &&
+		   !req->need_retry;
 
 	if (!delay || time_after(next + delay / 2, req->rto_expires)) {
 		req->rto_early = false;
 		next = req->rto_expires;
 	}
 	mod_timer(&qp->retrans_timer, next);
-	if (req->una != req->max_psn && !req->rnr_wait && !req->need_retry) {
+	if (run) {
 		srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_EARLY_RTX);
 		req->need_retry = true;
 		srdma_req_congestion(qp, false);
-		run = true;
 	}
 	return run;
 }

@@ -740,6 +740,8 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 		qp->req.retry = qp->attr.retry_cnt;
 		qp->req.rnr_retry = qp->attr.rnr_retry;
 		qp->req.draining = false;
+		/* A new sq_psn would end a measurement at random. */
+		qp->req.rtt_timing = false;
 		if (!qp->req.cwnd)
 			qp->req.cwnd = SRDMA_CWND_INIT;
 		break;

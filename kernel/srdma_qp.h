@@ -303,6 +303,8 @@ static inline unsigned long srdma_ack_timeout_jiffies(u8 timeout)
 /**
  * srdma_early_rtx_delay() - When a stalled window is sent again early
  * @rto: the local ACK timeout in jiffies
+ * @rtt_us: the round trip the path may take, from the QP's estimate
+ *	(srdma_rtt_bound_us()); 0 before the first sample
  *
  * A lost NAK, or a lost first packet of a go-back-N, leaves the responder
  * silent until the local ACK timeout: it NAKs a gap once and then drops
@@ -312,17 +314,21 @@ static inline unsigned long srdma_ack_timeout_jiffies(u8 timeout)
  * retransmission waits an eighth of the timeout (a responder that takes
  * long to answer a READ has been given long), at least SRDMA_EARLY_RTX_MS
  * and a tick more than the tail probe (srdma_req_probe()), which asks for
- * a missing ACK more cheaply. It is left out when that is not well inside
- * the timeout.
+ * a missing ACK more cheaply, and a tick more than @rtt_us: on a long or
+ * queued path an ACK in flight is not a loss, and sending the window
+ * again would only add to the queue that delays it. It is left out when
+ * that is not well inside the timeout.
  *
  * Return: the delay in jiffies from the arming of the timeout, or 0 for
  * none.
  */
-static inline unsigned long srdma_early_rtx_delay(unsigned long rto)
+static inline unsigned long srdma_early_rtx_delay(unsigned long rto,
+						  u32 rtt_us)
 {
 	unsigned long d = max3(rto / 8, msecs_to_jiffies(SRDMA_EARLY_RTX_MS),
 			       (unsigned long)SRDMA_PROBE_JIFFIES + 1);
 
+	d = max(d, usecs_to_jiffies(rtt_us) + 1);
 	return d <= rto / 2 ? d : 0;
 }
 
@@ -431,6 +437,19 @@ struct srdma_rd_res {
  * @rto_early: the timer runs to an early retransmission, not yet to the
  *	timeout (srdma_early_rtx_delay())
  * @rto_expires: when the local ACK timeout expires (jiffies)
+ * @rtt_timing: a round trip is being measured: of the packet before
+ *	@rtt_end, sent new with AckReq at @rtt_first_ns (ktime_get_ns())
+ * @rtt_resent: that packet was sent again, last at @rtt_last_ns
+ * @rtt_end: the una that ends the measurement
+ * @rtt_first_ns: see @rtt_timing
+ * @rtt_last_ns: see @rtt_resent
+ * @rtt_dup_wait: a duplicate ACK of @rtt_dup_psn would show that the
+ *	answer the last measurement took was to the first sending
+ * @rtt_dup_psn: see @rtt_dup_wait
+ * @rtt_dup_us: the round trip from the first sending
+ * @srtt_us: smoothed round-trip time (RFC 6298), 0 before the first
+ *	sample; it includes the responder's time to answer
+ * @rttvar_us: its mean deviation
  * @ssn: send sequence number of the last message started (9.7.7.2.4; 24
  *	bits, as the MSN it is compared with)
  * @cons_total: messages started that consume a receive WQE, ever
@@ -473,6 +492,16 @@ struct srdma_req {
 	bool rto_armed;
 	bool rto_early;
 	unsigned long rto_expires;
+	bool rtt_timing;
+	bool rtt_resent;
+	u32 rtt_end;
+	u64 rtt_first_ns;
+	u64 rtt_last_ns;
+	bool rtt_dup_wait;
+	u32 rtt_dup_psn;
+	u32 rtt_dup_us;
+	u32 srtt_us;
+	u32 rttvar_us;
 	u32 ssn;
 	u32 cons_total;
 	u8 e2e;

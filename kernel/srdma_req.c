@@ -330,6 +330,32 @@ bool srdma_req_want_ack(const struct srdma_qp *qp,
 }
 
 /*
+ * Time the round trip of a new packet that asks for an ACK, unless one is
+ * timed already; note when the packet timed goes again (srdma_comp_rtt()).
+ * RC only; a UC WQE is done once sent.
+ */
+static void srdma_req_time_rtt(struct srdma_qp *qp, u32 psn)
+{
+	struct srdma_req *req = &qp->req;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return;
+	if (req->rtt_timing) {
+		if (srdma_psn_add(psn, 1) == req->rtt_end) {
+			req->rtt_resent = true;
+			req->rtt_last_ns = ktime_get_ns();
+		}
+		return;
+	}
+	if (srdma_psn_before(psn, req->max_psn))
+		return;
+	req->rtt_timing = true;
+	req->rtt_resent = false;
+	req->rtt_end = srdma_psn_add(psn, 1);
+	req->rtt_first_ns = ktime_get_ns();
+}
+
+/*
  * Build the request packet of @sw with PSN @psn, @off bytes into the
  * message; @probe forces the AckReq bit. Return: the skb, or NULL (no
  * memory, or a local protection error, which *@bad reports).
@@ -409,6 +435,7 @@ static struct sk_buff *srdma_req_packet(struct srdma_qp *qp,
 		return skb;
 	}
 	req->pkts_since_ack_req = 0;
+	srdma_req_time_rtt(qp, psn);
 	/* The last PSN whose answer is due: a READ's last response. */
 	last_psn = w->opcode == IB_UVERBS_WR_RDMA_READ ?
 		   srdma_psn_add(sw->first_psn, sw->npkts - 1) : psn;

@@ -535,7 +535,7 @@ static void srdma_early_rtx_test(struct kunit *test)
 
 	for (i = 0; i < ARRAY_SIZE(timeouts); i++) {
 		rto = srdma_ack_timeout_jiffies(timeouts[i]);
-		d = srdma_early_rtx_delay(rto);
+		d = srdma_early_rtx_delay(rto, 0);
 		kunit_info(test, "timeout %u: %lu of %lu jiffies", timeouts[i],
 			   d, rto);
 		KUNIT_EXPECT_LE(test, d, rto / 2);
@@ -545,20 +545,85 @@ static void srdma_early_rtx_test(struct kunit *test)
 		KUNIT_EXPECT_GE(test, d, msecs_to_jiffies(SRDMA_EARLY_RTX_MS));
 		KUNIT_EXPECT_GE(test, d, rto / 8);
 	}
-	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(0), 0UL);
+	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(0, 0), 0UL);
 	/* 4.096 us * 2^8: about 1 ms, no room at any HZ. */
 	KUNIT_EXPECT_EQ(test,
-			srdma_early_rtx_delay(srdma_ack_timeout_jiffies(8)),
+			srdma_early_rtx_delay(srdma_ack_timeout_jiffies(8), 0),
 			0UL);
 	/* 4.096 us * 2^18: about 1.07 s, an eighth of it. */
 	rto = srdma_ack_timeout_jiffies(18);
-	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(rto),
+	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(rto, 0),
 			max3(rto / 8, msecs_to_jiffies(SRDMA_EARLY_RTX_MS),
 			     (unsigned long)SRDMA_PROBE_JIFFIES + 1));
 	/* 4.096 us * 2^14: about 67 ms, room at HZ 100 and above. */
 	KUNIT_EXPECT_NE(test,
-			srdma_early_rtx_delay(srdma_ack_timeout_jiffies(14)),
+			srdma_early_rtx_delay(srdma_ack_timeout_jiffies(14), 0),
 			0UL);
+}
+
+/*
+ * The round trip, measured, moves the early retransmission out: it waits
+ * a tick longer than the round trip may take, and once that leaves no
+ * room inside the timeout there is none. A short round trip changes
+ * nothing.
+ */
+static void srdma_early_rtx_rtt_test(struct kunit *test)
+{
+	unsigned long rto = srdma_ack_timeout_jiffies(18);	/* 1.07 s */
+	unsigned long base = srdma_early_rtx_delay(rto, 0);
+
+	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(rto, 50), base);
+	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(rto, 300000),
+			max(base, usecs_to_jiffies(300000) + 1));
+	KUNIT_EXPECT_GT(test, srdma_early_rtx_delay(rto, 300000),
+			usecs_to_jiffies(300000));
+	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(rto, 600000), 0UL);
+	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(rto, U32_MAX), 0UL);
+	/* 67 ms: a 40 ms round trip leaves no room. */
+	rto = srdma_ack_timeout_jiffies(14);
+	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(rto, 40000), 0UL);
+}
+
+/* RFC 6298 2.2, 2.3: samples in, the estimate and its bound out. */
+struct srdma_rtt_case {
+	const char *name;
+	u32 samples[8];
+	unsigned int n;
+	u32 srtt, rttvar, bound;
+};
+
+static const struct srdma_rtt_case srdma_rtt_cases[] = {
+	{ "none", {}, 0, 0, 0, 0 },
+	{ "first sample", { 1000 }, 1, 1000, 500, 3000 },
+	{ "zero counts as one", { 0 }, 1, 1, 0, 1 },
+	/* rttvar 500 -> 375 + 0; srtt 1000 */
+	{ "steady", { 1000, 1000 }, 2, 1000, 375, 2500 },
+	/* dev 7000: rttvar 375 + 1750; srtt 875 + 1000 */
+	{ "one long sample", { 1000, 8000 }, 2, 1875, 2125, 10375 },
+	/* dev 900: rttvar 375 + 225; srtt 875 + 12 */
+	{ "one short sample", { 1000, 100 }, 2, 887, 600, 3287 },
+	{ "saturates", { U32_MAX, U32_MAX }, 2, U32_MAX, 1610612736U,
+	  U32_MAX },
+};
+
+static void srdma_rtt_case_desc(const struct srdma_rtt_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(srdma_rtt, srdma_rtt_cases, srdma_rtt_case_desc);
+
+static void srdma_rtt_test(struct kunit *test)
+{
+	const struct srdma_rtt_case *c = test->param_value;
+	u32 srtt = 0, rttvar = 0;
+	unsigned int i;
+
+	for (i = 0; i < c->n; i++)
+		srdma_rtt_update(&srtt, &rttvar, c->samples[i]);
+	KUNIT_EXPECT_EQ(test, srtt, c->srtt);
+	KUNIT_EXPECT_EQ(test, rttvar, c->rttvar);
+	KUNIT_EXPECT_EQ(test, srdma_rtt_bound_us(srtt, rttvar), c->bound);
 }
 
 static struct kunit_case srdma_transport_test_cases[] = {
@@ -573,6 +638,8 @@ static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE_PARAM(srdma_read_resp_pos_test, srdma_rpos_gen_params),
 	KUNIT_CASE_PARAM(srdma_range_within_test, srdma_within_gen_params),
 	KUNIT_CASE(srdma_early_rtx_test),
+	KUNIT_CASE(srdma_early_rtx_rtt_test),
+	KUNIT_CASE_PARAM(srdma_rtt_test, srdma_rtt_gen_params),
 	{}
 };
 

@@ -8,6 +8,9 @@
 #   delay 1ms reorder 25%    PSN sequence NAKs, duplicates
 #   duplicate 5%             duplicate requests and responses
 #   corrupt 1%               bit errors: the ICRC drops them, retries follow
+#   delay 20ms               a round trip longer than the early
+#                            retransmission's least delay: nothing is sent
+#                            twice (LongRoundTripIsNotSentTwice alone)
 #
 # Every data test of srdma_rc_test runs (every opcode, 0 B to
 # SRDMA_LARGE_BYTES, default 4 MiB here, 512 messages in flight; byte for
@@ -33,4 +36,7 @@ for netem in "loss 1%" "loss 10%" "delay 1ms reorder 25% 50%" "duplicate 5%" \
 		--netem "$netem" --filter "$filter" srdma_rc_test softrdma softrdma
 	diag "netem $netem: $(($(date +%s) - start)) s"
 done
+check "RC round trip of 40 ms under netem delay 20ms" tests/guest/pair.sh \
+	--netem "delay 20ms" --filter '*LongRoundTripIsNotSentTwice*' \
+	srdma_rc_test softrdma softrdma
 tap_finish

@@ -760,6 +760,57 @@ TEST_F(RcTest, UnsignaledTailIsProbedNotRetried) {
   EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(sw[0].status);
 }
 
+// A path that only delays (tests/guest/netem.sh runs this under netem
+// "delay 20ms" on both ends: 40 ms and more for a round trip) loses
+// nothing, so nothing may be sent twice. The early retransmission goes
+// back to una when the window has not moved for a while (10 ms at least,
+// an eighth of the local ACK timeout); the requester measures the round
+// trip and waits longer than it may take, or, when that leaves no room
+// inside the timeout (67 ms here), not at all. Each burst starts from an
+// idle QP, the case that waits a whole round trip for its first ACK. Two
+// messages before give the first sample. Elsewhere (no netem, or loss or
+// reordering that need retransmissions) the test is skipped.
+TEST_F(RcTest, LongRoundTripIsNotSentTwice) {
+  const std::string netem = Env("SRDMA_NETEM", "");
+  if (netem.find("delay") == std::string::npos ||
+      netem.find('%') != std::string::npos)
+    GTEST_SKIP() << "only under a netem delay without loss or reordering";
+  if (!SoftA())
+    GTEST_SKIP() << "the requester's behaviour is checked on softrdma";
+  constexpr int kBursts = 4, kMsgs = 48;
+  constexpr size_t kLen = 4096;
+  ASSERT_NO_FATAL_FAILURE(Pair(kMsgs * kLen, {}, 64));
+  Fill(a_.buf, 0, kMsgs * kLen, 41);
+  // Two messages: a round trip longer than the first early retransmission's
+  // delay leaves the first without a sample.
+  for (int i = 0; i < 2; i++) {
+    ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 8, 1000 + i, (uintptr_t)b_.buf.data(),
+                       b_.mr->rkey),
+              0);
+    auto first = Poll(a_.cq, 1);
+    ASSERT_EQ(first.size(), 1u);
+    ASSERT_EQ(first[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(first[0].status);
+  }
+  const long early = ReadCounter(a_dev_->ctx, "early_retransmits");
+  const long rtx = ReadCounter(a_dev_->ctx, "retransmits");
+  ASSERT_GE(early, 0) << "no early_retransmits counter";
+  for (int b = 0; b < kBursts; b++) {
+    for (int i = 0; i < kMsgs; i++) {
+      int flags = i == kMsgs - 1 ? IBV_SEND_SIGNALED : 0;
+      ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, i * kLen, kLen, i,
+                         (uintptr_t)b_.buf.data() + i * kLen, b_.mr->rkey, flags),
+                0);
+    }
+    auto wc = Poll(a_.cq, 1);
+    ASSERT_EQ(wc.size(), 1u) << "burst " << b;
+    ASSERT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+    ASSERT_EQ(wc[0].wr_id, (uint64_t)kMsgs - 1);
+  }
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), kMsgs * kLen), 0);
+  EXPECT_EQ(ReadCounter(a_dev_->ctx, "early_retransmits"), early);
+  EXPECT_EQ(ReadCounter(a_dev_->ctx, "retransmits"), rtx);
+}
+
 // IBTA 9.7.5.1.2: a READ response acknowledges the requests before it. An
 // unsignaled SEND followed by a READ needs no ACK of its own: the READ's
 // response completes it, and nothing is sent again, whatever order the
