@@ -441,6 +441,7 @@ struct srdma_rd_res {
  *	@rtt_end, sent new with AckReq at @rtt_first_ns (ktime_get_ns())
  * @rtt_resent: that packet was sent again, last at @rtt_last_ns
  * @rtt_end: the una that ends the measurement
+ * @rtt_tick: jiffies when the last measurement began
  * @rtt_first_ns: see @rtt_timing
  * @rtt_last_ns: see @rtt_resent
  * @rtt_dup_wait: a duplicate ACK of @rtt_dup_psn would show that the
@@ -495,6 +496,7 @@ struct srdma_req {
 	bool rtt_timing;
 	bool rtt_resent;
 	u32 rtt_end;
+	unsigned long rtt_tick;
 	u64 rtt_first_ns;
 	u64 rtt_last_ns;
 	bool rtt_dup_wait;

@@ -331,8 +331,11 @@ bool srdma_req_want_ack(const struct srdma_qp *qp,
 
 /*
  * Time the round trip of a new packet that asks for an ACK, unless one is
- * timed already; note when the packet timed goes again (srdma_comp_rtt()).
- * RC only; a UC WQE is done once sent.
+ * timed already or one began within this tick; note when the packet timed
+ * goes again (srdma_comp_rtt()). The estimate only matters once round
+ * trips near the early retransmission's delay (ticks): one sample a tick
+ * spares a short round trip the two clock reads per message. RC only; a
+ * UC WQE is done once sent.
  */
 static void srdma_req_time_rtt(struct srdma_qp *qp, u32 psn)
 {
@@ -347,8 +350,10 @@ static void srdma_req_time_rtt(struct srdma_qp *qp, u32 psn)
 		}
 		return;
 	}
-	if (srdma_psn_before(psn, req->max_psn))
+	if (srdma_psn_before(psn, req->max_psn) ||
+	    time_after_eq(req->rtt_tick, jiffies))
 		return;
+	req->rtt_tick = jiffies;
 	req->rtt_timing = true;
 	req->rtt_resent = false;
 	req->rtt_end = srdma_psn_add(psn, 1);
