@@ -218,13 +218,17 @@ static u32 srdma_comp_rtt_us(u64 since_ns)
  * 10% loss that pushed the early retransmission out to where a lost
  * resend cost a timeout).
  *
- * A packet sent again leaves it open which sending the ACK answers. Karn's
+ * A go-back-N since leaves it open which sending the ACK answers. Karn's
  * rule (no sample) would leave a round trip longer than the early
  * retransmission's delay unmeasured for ever, each go-back-N being early.
- * The sample is taken from the last sending, which is never too long;
- * and if the responder then acknowledges the packet once more, it saw the
- * packet twice, and the ACK taken answered the first sending: the round
- * trip from the first sending is taken too (srdma_comp_rtt_dup()).
+ * The sample is taken from the last go-back-N or sending of the packet,
+ * which is never too long. If the responder then acknowledges the PSN
+ * once more, it got a duplicate: the go-back-N was not needed, and the
+ * ACK taken may have answered the first sending: the round trip from the
+ * first go-back-N is taken too (srdma_comp_rtt_dup()). Not from the first
+ * sending: when the packet's own ACK was lost, the duplicates the
+ * go-back-N sent are what the ACKs answer, and counting from the first
+ * sending would add the wait for the go-back-N.
  */
 static void srdma_comp_rtt(struct srdma_qp *qp)
 {
@@ -233,13 +237,14 @@ static void srdma_comp_rtt(struct srdma_qp *qp)
 	if (!req->rtt_timing || srdma_psn_diff(req->una, req->rtt_end) < 0)
 		return;
 	req->rtt_timing = false;
+	/* The duplicate of the measurement before would have come by now. */
+	req->rtt_dup_wait = false;
 	if (req->una != req->rtt_end)
 		return;
-	req->rtt_dup_wait = false;
 	if (req->rtt_resent) {
 		req->rtt_dup_wait = true;
 		req->rtt_dup_psn = srdma_psn_add(req->rtt_end, -1);
-		req->rtt_dup_us = srdma_comp_rtt_us(req->rtt_first_ns);
+		req->rtt_dup_us = srdma_comp_rtt_us(req->rtt_resend1_ns);
 		srdma_rtt_update(&req->srtt_us, &req->rttvar_us,
 				 srdma_comp_rtt_us(req->rtt_last_ns));
 		return;

@@ -742,6 +742,7 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 		qp->req.draining = false;
 		/* A new sq_psn would end a measurement at random. */
 		qp->req.rtt_timing = false;
+		qp->req.rtt_dup_wait = false;
 		qp->req.rtt_tick = jiffies - 1;
 		if (!qp->req.cwnd)
 			qp->req.cwnd = SRDMA_CWND_INIT;

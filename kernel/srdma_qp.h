@@ -439,15 +439,17 @@ struct srdma_rd_res {
  * @rto_expires: when the local ACK timeout expires (jiffies)
  * @rtt_timing: a round trip is being measured: of the packet before
  *	@rtt_end, sent new with AckReq at @rtt_first_ns (ktime_get_ns())
- * @rtt_resent: that packet was sent again, last at @rtt_last_ns
+ * @rtt_resent: a go-back-N came since, the first at @rtt_resend1_ns, the
+ *	last (or the last sending of that packet) at @rtt_last_ns
  * @rtt_end: the una that ends the measurement
  * @rtt_tick: jiffies when the last measurement began
  * @rtt_first_ns: see @rtt_timing
+ * @rtt_resend1_ns: see @rtt_resent
  * @rtt_last_ns: see @rtt_resent
  * @rtt_dup_wait: a duplicate ACK of @rtt_dup_psn would show that the
- *	answer the last measurement took was to the first sending
+ *	last measurement's go-back-N was not needed
  * @rtt_dup_psn: see @rtt_dup_wait
- * @rtt_dup_us: the round trip from the first sending
+ * @rtt_dup_us: the round trip from the first go-back-N
  * @srtt_us: smoothed round-trip time (RFC 6298), 0 before the first
  *	sample; it includes the responder's time to answer
  * @rttvar_us: its mean deviation
@@ -498,6 +500,7 @@ struct srdma_req {
 	u32 rtt_end;
 	unsigned long rtt_tick;
 	u64 rtt_first_ns;
+	u64 rtt_resend1_ns;
 	u64 rtt_last_ns;
 	bool rtt_dup_wait;
 	u32 rtt_dup_psn;

@@ -334,30 +334,49 @@ bool srdma_req_want_ack(const struct srdma_qp *qp,
  * timed already or one began within this tick; note when the packet timed
  * goes again (srdma_comp_rtt()). The estimate only matters once round
  * trips near the early retransmission's delay (ticks): one sample a tick
- * spares a short round trip the two clock reads per message. RC only; a
- * UC WQE is done once sent.
+ * spares a short round trip the two clock reads per message. Not while a
+ * READ or atomic is outstanding: the responder answers in order, so the
+ * packet's answer would wait behind the responses streamed for it. RC
+ * only; a UC WQE is done once sent.
  */
 static void srdma_req_time_rtt(struct srdma_qp *qp, u32 psn)
 {
 	struct srdma_req *req = &qp->req;
+	unsigned long now = jiffies;
 
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return;
 	if (req->rtt_timing) {
-		if (srdma_psn_add(psn, 1) == req->rtt_end) {
-			req->rtt_resent = true;
+		if (srdma_psn_add(psn, 1) == req->rtt_end)
 			req->rtt_last_ns = ktime_get_ns();
-		}
 		return;
 	}
-	if (srdma_psn_before(psn, req->max_psn) ||
-	    time_after_eq(req->rtt_tick, jiffies))
+	if (srdma_psn_before(psn, req->max_psn) || req->rd_atomic ||
+	    now == req->rtt_tick)
 		return;
-	req->rtt_tick = jiffies;
+	req->rtt_tick = now;
 	req->rtt_timing = true;
 	req->rtt_resent = false;
 	req->rtt_end = srdma_psn_add(psn, 1);
 	req->rtt_first_ns = ktime_get_ns();
+}
+
+/*
+ * A go-back-N: the packet timed may go again, with or without AckReq, or
+ * be passed over when its first sending is acknowledged meanwhile. Either
+ * way its ACK no longer tells from when to count (srdma_comp_rtt()).
+ */
+static void srdma_req_rtt_rewind(struct srdma_req *req)
+{
+	u64 now;
+
+	if (!req->rtt_timing)
+		return;
+	now = ktime_get_ns();
+	if (!req->rtt_resent)
+		req->rtt_resend1_ns = now;
+	req->rtt_resent = true;
+	req->rtt_last_ns = now;
 }
 
 /*
@@ -568,6 +587,7 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	struct srdma_swqe *sw;
 
 	qp->req.need_retry = false;
+	srdma_req_rtt_rewind(&qp->req);
 	srdma_counter_inc(to_sdev(qp->ibqp.device), SRDMA_CNT_RETRANSMITS);
 	qp->req.psn = qp->req.una;
 	qp->req.rd_atomic = 0;
