@@ -157,14 +157,6 @@ static void srdma_comp_gap(struct srdma_qp *qp)
 	srdma_comp_go_back(qp, false);
 }
 
-/*
- * Progress (una moved on): restart the retry budgets and the timer
- * (9.7.6.1.1). Both counters limit the retries of one request (C9-132,
- * C9-142) and are reloaded when a packet is acknowledged (9.9.2.1.1), and
- * only then: RNR NAKs met by earlier messages do not count against a later
- * one, and a peer that answers without ever acknowledging cannot keep the
- * requester retrying forever.
- */
 /**
  * srdma_rtt_update() - Take a round-trip sample into the estimate
  * @srtt_us: the smoothed round-trip time, 0 before the first sample
@@ -274,6 +266,14 @@ static unsigned long srdma_comp_early_delay(struct srdma_qp *qp,
 							qp->req.rttvar_us));
 }
 
+/*
+ * Progress (una moved on): restart the retry budgets and the timer
+ * (9.7.6.1.1). Both counters limit the retries of one request (C9-132,
+ * C9-142) and are reloaded when a packet is acknowledged (9.9.2.1.1), and
+ * only then: RNR NAKs met by earlier messages do not count against a later
+ * one, and a peer that answers without ever acknowledging cannot keep the
+ * requester retrying forever.
+ */
 static void srdma_comp_progress(struct srdma_qp *qp)
 {
 	srdma_comp_rtt(qp);
