@@ -204,11 +204,13 @@ static u32 srdma_comp_rtt_us(u64 since_ns)
 
 /*
  * One round trip at a time is measured, of a new packet that asks for an
- * ACK (srdma_req_time_rtt()), and only from the ACK of that very packet:
- * one that acknowledges more may come late because the packet's own ACK
- * was lost, and would make the round trip look longer than it is (under
- * 10% loss that pushed the early retransmission out to where a lost
- * resend cost a timeout).
+ * ACK (srdma_req_time_rtt()), and only from an answer that moves una to
+ * just past it: one that acknowledges more may come late because the
+ * packet's own ACK was lost, and would make the round trip look longer
+ * than it is (under 10% loss that pushed the early retransmission out to
+ * where a lost resend cost a timeout). The answer is not checked to be
+ * the packet's own: a NAK or READ response naming the next PSN also ends
+ * there, which may lengthen a sample when the packet's ACK was lost.
  *
  * A go-back-N since leaves it open which sending the ACK answers. Karn's
  * rule (no sample) would leave a round trip longer than the early
