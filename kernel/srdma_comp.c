@@ -203,14 +203,34 @@ static u32 srdma_comp_rtt_us(u64 since_ns)
 }
 
 /*
+ * Whether @pkt answers the packet timed (srdma_req_time_rtt()) itself: an
+ * ACK, the first READ response or the atomic ACK of its PSN. Taken before
+ * the packet moves una. A NAK or a response naming a later PSN may move
+ * una past the packet just as well, when the packet's own answer was lost,
+ * and would make the round trip look as long as the loss made it.
+ */
+static bool srdma_comp_rtt_answer(const struct srdma_req *req,
+				  const struct srdma_pkt *pkt)
+{
+	if (!req->rtt_timing ||
+	    pkt->psn != srdma_psn_add(req->rtt_end, -1))
+		return false;
+	if (pkt->opcode == SRDMA_OP_RC_ACK)
+		return srdma_syn_type(pkt->aeth.syndrome) == SRDMA_SYN_ACK;
+	return pkt->opcode == SRDMA_OP_RC_ATOMIC_ACK ||
+	       pkt->opcode == SRDMA_OP_RC_READ_RESP_FIRST ||
+	       pkt->opcode == SRDMA_OP_RC_READ_RESP_ONLY;
+}
+
+/*
  * One round trip at a time is measured, of a new packet that asks for an
- * ACK (srdma_req_time_rtt()), and only from an answer that moves una to
- * just past it: one that acknowledges more may come late because the
- * packet's own ACK was lost, and would make the round trip look longer
- * than it is (under 10% loss that pushed the early retransmission out to
- * where a lost resend cost a timeout). The answer is not checked to be
- * the packet's own: a NAK or READ response naming the next PSN also ends
- * there, which may lengthen a sample when the packet's ACK was lost.
+ * ACK (srdma_req_time_rtt()), and only from the packet's own answer
+ * (req.rtt_answer, srdma_comp_rtt_answer()) moving una past it: an
+ * answer that acknowledges more may come late because the packet's own
+ * ACK was lost, and would make the round trip look longer than it is
+ * (under 10% loss that pushed the early retransmission out to where a
+ * lost resend cost a timeout). Any other way una gets past the packet
+ * ends the measurement without a sample.
  *
  * A go-back-N since leaves it open which sending the ACK answers. Karn's
  * rule (no sample) would leave a round trip longer than the early
@@ -233,7 +253,7 @@ static void srdma_comp_rtt(struct srdma_qp *qp)
 	req->rtt_timing = false;
 	/* The duplicate of the measurement before would have come by now. */
 	req->rtt_dup_wait = false;
-	if (req->una != req->rtt_end)
+	if (!req->rtt_answer)
 		return;
 	if (req->rtt_resent) {
 		req->rtt_dup_wait = true;
@@ -245,6 +265,19 @@ static void srdma_comp_rtt(struct srdma_qp *qp)
 	}
 	srdma_rtt_update(&req->srtt_us, &req->rttvar_us,
 			 srdma_comp_rtt_us(req->rtt_first_ns));
+}
+
+/*
+ * A READ response before una: a READ asked for again by a go-back-N that
+ * was not needed is streamed once more, and the answer to the packet
+ * timed waits behind it. No sample from this measurement.
+ */
+static void srdma_comp_rtt_stale(struct srdma_req *req,
+				 const struct srdma_pkt *pkt)
+{
+	if (req->rtt_timing && srdma_pkt_is(pkt, SRDMA_OPF_READ_RESP) &&
+	    srdma_psn_before(pkt->psn, req->una))
+		req->rtt_timing = false;
 }
 
 /* An ACK of @psn: see srdma_comp_rtt(). */
@@ -625,6 +658,9 @@ void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	lockdep_assert_held(&qp->lock);
 	if (!srdma_qp_sends(qp->state))
 		return;
+	/* Before una moves: srdma_comp_progress() takes the sample. */
+	qp->req.rtt_answer = srdma_comp_rtt_answer(&qp->req, pkt);
+	srdma_comp_rtt_stale(&qp->req, pkt);
 
 	/*
 	 * Credits first: duplicates and unsolicited ACKs carry them too
@@ -653,6 +689,7 @@ void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	default:
 		break;
 	}
+	qp->req.rtt_answer = false;
 }
 
 /*

@@ -446,6 +446,8 @@ struct srdma_rd_res {
  * @rtt_first_ns: see @rtt_timing
  * @rtt_resend1_ns: see @rtt_resent
  * @rtt_last_ns: see @rtt_resent
+ * @rtt_answer: the packet being handled (srdma_comp_rcv()) is the answer
+ *	to the packet timed itself (srdma_comp_rtt_answer())
  * @rtt_dup_wait: a duplicate ACK of @rtt_dup_psn would show that the
  *	last measurement's go-back-N was not needed
  * @rtt_dup_psn: see @rtt_dup_wait
@@ -502,6 +504,7 @@ struct srdma_req {
 	u64 rtt_first_ns;
 	u64 rtt_resend1_ns;
 	u64 rtt_last_ns;
+	bool rtt_answer;
 	bool rtt_dup_wait;
 	u32 rtt_dup_psn;
 	u32 rtt_dup_us;
