@@ -103,10 +103,11 @@ static bool srdma_bind_args_ok(const struct srdma_qp *qp,
 	const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
 	const struct ibv_mw *mw = wr->bind_mw.mw;
 
-	if (!mw || mw->pd != qp->vqp.qp.pd ||
+	if (!mw || !srdma_same_pd(mw->pd, qp->vqp.qp.pd) ||
 	    (wr->bind_mw.rkey ^ mw->rkey) & ~SRDMA_KEY_BYTE_MASK)
 		return false;
-	return !b->length || (b->mr && b->mr->pd == qp->vqp.qp.pd);
+	return !b->length ||
+	       (b->mr && srdma_same_pd(b->mr->pd, qp->vqp.qp.pd));
 }
 
 /**
@@ -445,7 +446,7 @@ int srdma_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 	struct ibv_send_wr wr = {}, *bad;
 	int err;
 
-	if (mw->type != IBV_MW_TYPE_1 || mw->pd != ibqp->pd)
+	if (mw->type != IBV_MW_TYPE_1 || !srdma_same_pd(mw->pd, ibqp->pd))
 		return EINVAL;
 	if (mw_bind->bind_info.length && !mw_bind->bind_info.mr)
 		return EINVAL;

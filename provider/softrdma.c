@@ -30,6 +30,7 @@ static void srdma_free_context(struct ibv_context *ibctx)
 /* Alphabetical, as the ops structure itself. */
 static const struct verbs_context_ops srdma_ctx_ops = {
 	.alloc_mw = srdma_alloc_mw,
+	.alloc_parent_domain = srdma_alloc_parent_domain,
 	.alloc_pd = srdma_alloc_pd,
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = srdma_bind_mw,

@@ -25,6 +25,49 @@ struct srdma_context {
 	uint32_t max_recv_sge;
 };
 
+/*
+ * A protection domain, or a parent domain (ibv_alloc_parent_domain()) over
+ * one: the same kernel PD, whose handle a parent domain's ibv_pd carries,
+ * so that every command that names a PD takes either. The allocators of a
+ * parent domain have nothing to allocate: the queues live in kernel memory
+ * mapped into the process. users counts what may not outlive the domain:
+ * a protection domain's parent domains (its kernel objects the kernel
+ * counts), a parent domain's QPs, CQs, SRQs, MRs, windows and AHs
+ * (srdma_pd_hold()).
+ */
+struct srdma_pd {
+	struct ibv_pd ibv_pd;
+	struct srdma_pd *protection;	/* NULL: a protection domain */
+	unsigned int users;		/* atomic */
+};
+
+static inline struct srdma_pd *to_spd(struct ibv_pd *pd)
+{
+	return container_of(pd, struct srdma_pd, ibv_pd);
+}
+
+/* An object made on @pd (NULL: none): a parent domain counts it. */
+static inline void srdma_pd_hold(struct ibv_pd *pd)
+{
+	if (pd && to_spd(pd)->protection)
+		__atomic_add_fetch(&to_spd(pd)->users, 1, __ATOMIC_RELAXED);
+}
+
+/* An object made on @pd is gone. */
+static inline void srdma_pd_release(struct ibv_pd *pd)
+{
+	if (pd && to_spd(pd)->protection)
+		__atomic_sub_fetch(&to_spd(pd)->users, 1, __ATOMIC_RELAXED);
+}
+
+/* Whether two PDs, either of them a parent domain, are one kernel PD. */
+static inline bool srdma_same_pd(struct ibv_pd *a, struct ibv_pd *b)
+{
+	struct srdma_pd *pa = to_spd(a), *pb = to_spd(b);
+
+	return (pa->protection ?: pa) == (pb->protection ?: pb);
+}
+
 /* A ring mapped from the kernel. */
 struct srdma_map {
 	struct srdma_uring ring;
@@ -49,6 +92,7 @@ struct srdma_map {
  */
 struct srdma_cq {
 	struct verbs_cq vcq;
+	struct ibv_pd *parent_domain;
 	pthread_spinlock_t lock;
 	pthread_spinlock_t arm_lock;
 	struct srdma_map map;
@@ -82,6 +126,7 @@ struct srdma_wr_batch {
 
 struct srdma_qp {
 	struct verbs_qp vqp;
+	struct ibv_pd *pd;		/* the PD it was made on */
 	struct srdma_wq sq;
 	struct srdma_wq rq;
 	uint32_t max_inline;
@@ -91,6 +136,7 @@ struct srdma_qp {
 /* A shared receive queue: its ring, posted to like an RQ. */
 struct srdma_srq {
 	struct verbs_srq vsrq;
+	struct ibv_pd *pd;		/* the PD it was made on */
 	struct srdma_wq rq;
 };
 
@@ -178,6 +224,8 @@ int srdma_query_device_ex(struct ibv_context *ctx,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
 int srdma_query_port(struct ibv_context *ctx, uint8_t port,
 		     struct ibv_port_attr *attr);
+struct ibv_pd *srdma_alloc_parent_domain(struct ibv_context *ctx,
+					 struct ibv_parent_domain_init_attr *attr);
 struct ibv_pd *srdma_alloc_pd(struct ibv_context *ctx);
 int srdma_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *srdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,

@@ -85,22 +85,65 @@ struct ibv_pd *srdma_alloc_pd(struct ibv_context *ctx)
 {
 	struct ibv_alloc_pd cmd;
 	struct ib_uverbs_alloc_pd_resp resp;
-	struct ibv_pd *pd;
+	struct srdma_pd *pd;
 
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return NULL;
-	if (ibv_cmd_alloc_pd(ctx, pd, &cmd, sizeof(cmd), &resp, sizeof(resp))) {
+	if (ibv_cmd_alloc_pd(ctx, &pd->ibv_pd, &cmd, sizeof(cmd), &resp,
+			     sizeof(resp))) {
 		free(pd);
 		return NULL;
 	}
-	return pd;
+	return &pd->ibv_pd;
 }
 
-int srdma_dealloc_pd(struct ibv_pd *pd)
+/*
+ * No thread domain is offered (ibv_alloc_td()), so none can be named. The
+ * PD must be one of this context's; over a parent domain, the new one is
+ * over its protection domain, as wherever a parent domain names a PD.
+ */
+struct ibv_pd *srdma_alloc_parent_domain(struct ibv_context *ctx,
+					 struct ibv_parent_domain_init_attr *attr)
 {
-	int ret = ibv_cmd_dealloc_pd(pd);
+	struct srdma_pd *protection, *pd;
 
+	if (!check_comp_mask(attr->comp_mask,
+			     IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->pd || attr->pd->context != ctx || attr->td) {
+		errno = EINVAL;
+		return NULL;
+	}
+	protection = to_spd(attr->pd)->protection ?: to_spd(attr->pd);
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->ibv_pd.context = ctx;
+	pd->ibv_pd.handle = protection->ibv_pd.handle;
+	pd->protection = protection;
+	__atomic_add_fetch(&protection->users, 1, __ATOMIC_RELAXED);
+	return &pd->ibv_pd;
+}
+
+/* EBUSY while objects made on a parent domain, or parent domains, last. */
+int srdma_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct srdma_pd *pd = to_spd(ibpd);
+	int ret;
+
+	if (__atomic_load_n(&pd->users, __ATOMIC_RELAXED))
+		return EBUSY;
+	if (pd->protection) {
+		__atomic_sub_fetch(&pd->protection->users, 1,
+				   __ATOMIC_RELAXED);
+		free(pd);
+		return 0;
+	}
+	ret = ibv_cmd_dealloc_pd(ibpd);
 	if (!ret)
 		free(pd);
 	return ret;
@@ -121,6 +164,7 @@ struct ibv_mr *srdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		free(vmr);
 		return NULL;
 	}
+	srdma_pd_hold(pd);
 	return &vmr->ibv_mr;
 }
 
@@ -128,37 +172,54 @@ int srdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		   void *addr, size_t length, int access)
 {
 	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_pd *old = vmr->ibv_mr.pd;
 	struct ibv_rereg_mr cmd;
+	int ret;
 
-	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
-				access, pd, &cmd, sizeof(cmd), &resp,
-				sizeof(resp));
+	ret = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (!ret && (flags & IBV_REREG_MR_CHANGE_PD)) {
+		srdma_pd_hold(pd);
+		srdma_pd_release(old);
+	}
+	return ret;
 }
 
 int srdma_dereg_mr(struct verbs_mr *vmr)
 {
+	struct ibv_pd *pd = vmr->ibv_mr.pd;
 	int ret = ibv_cmd_dereg_mr(vmr);
 
-	if (!ret)
-		free(vmr);
-	return ret;
+	if (ret)
+		return ret;
+	srdma_pd_release(pd);
+	free(vmr);
+	return 0;
 }
 
 /*
- * IBV_CQ_INIT_ATTR_MASK_PD (parent domains), IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN
- * (a full CQ is an error here, IBTA 11.4.2.1) and completion timestamps,
- * VLANs, flow tags and tag matching are not implemented.
+ * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN (a full CQ is an error here, IBTA
+ * 11.4.2.1) and completion timestamps, VLANs, flow tags and tag matching
+ * are not implemented. A parent domain (IBV_CQ_INIT_ATTR_MASK_PD) is
+ * taken and has nothing to do: its allocators have no buffer to allocate.
  */
-static int srdma_cq_check(const struct ibv_cq_init_attr_ex *attr)
+static int srdma_cq_check(struct ibv_context *ctx,
+			  const struct ibv_cq_init_attr_ex *attr)
 {
 	if (attr->cqe <= 0)
 		return EINVAL;
-	if (!check_comp_mask(attr->comp_mask, IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	if (!check_comp_mask(attr->comp_mask, IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					      IBV_CQ_INIT_ATTR_MASK_PD) ||
 	    attr->wc_flags & ~(uint64_t)SRDMA_CQ_WC_FLAGS)
 		return EOPNOTSUPP;
 	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
 	    attr->flags & ~SRDMA_CQ_CREATE_FLAGS)
 		return EOPNOTSUPP;
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD &&
+	    (!attr->parent_domain || attr->parent_domain->context != ctx ||
+	     !to_spd(attr->parent_domain)->protection))
+		return EINVAL;
 	return 0;
 }
 
@@ -183,7 +244,11 @@ static int srdma_cq_cmd(struct ibv_context *ctx, struct srdma_cq *cq,
 	int err;
 
 	if (ex) {
-		err = ibv_cmd_create_cq_ex(ctx, attr, &cq->vcq,
+		/* The kernel knows nothing of parent domains. */
+		struct ibv_cq_init_attr_ex kattr = *attr;
+
+		kattr.comp_mask &= ~IBV_CQ_INIT_ATTR_MASK_PD;
+		err = ibv_cmd_create_cq_ex(ctx, &kattr, &cq->vcq,
 					   &cmd_ex.ibv_cmd, sizeof(cmd_ex),
 					   &resp_ex.ibv_resp, sizeof(resp_ex),
 					   0);
@@ -211,7 +276,7 @@ static struct srdma_cq *srdma_cq_create(struct ibv_context *ctx,
 	struct srdma_cq *cq;
 	int err;
 
-	err = srdma_cq_check(attr);
+	err = srdma_cq_check(ctx, attr);
 	if (err)
 		goto err_out;
 	cq = calloc(1, sizeof(*cq));
@@ -232,6 +297,10 @@ static struct srdma_cq *srdma_cq_create(struct ibv_context *ctx,
 	if (err)
 		goto err_destroy;
 	srdma_cq_init_ex(cq);
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		cq->parent_domain = attr->parent_domain;
+		srdma_pd_hold(cq->parent_domain);
+	}
 	return cq;
 
 err_destroy:
@@ -321,6 +390,7 @@ int srdma_destroy_cq(struct ibv_cq *ibcq)
 	srdma_unmap_ring(&cq->map);
 	pthread_spin_destroy(&cq->arm_lock);
 	pthread_spin_destroy(&cq->lock);
+	srdma_pd_release(cq->parent_domain);
 	free(cq);
 	return 0;
 }
@@ -394,6 +464,8 @@ static struct srdma_qp *srdma_qp_create(struct ibv_context *ctx,
 	attr->cap.max_inline_data = resp.max_inline_data;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 		srdma_qp_init_wr(qp);
+	qp->pd = attr->comp_mask & IBV_QP_INIT_ATTR_PD ? attr->pd : NULL;
+	srdma_pd_hold(qp->pd);
 	return qp;
 
 err_teardown_sq:
@@ -499,6 +571,7 @@ int srdma_destroy_qp(struct ibv_qp *ibqp)
 	srdma_qp_cq_clean(ibqp);
 	srdma_wq_teardown(&qp->rq);
 	srdma_wq_teardown(&qp->sq);
+	srdma_pd_release(qp->pd);
 	free(qp);
 	return 0;
 }
@@ -534,15 +607,18 @@ struct ibv_ah *srdma_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		return NULL;
 	}
 	ah->handle = resp.ah;
+	srdma_pd_hold(pd);
 	return &ah->ibah;
 }
 
 int srdma_destroy_ah(struct ibv_ah *ibah)
 {
+	struct ibv_pd *pd = ibah->pd;
 	int ret = ibv_cmd_destroy_ah(ibah);
 
 	if (ret)
 		return ret;
+	srdma_pd_release(pd);
 	free(to_sah(ibah));
 	return 0;
 }
@@ -578,6 +654,8 @@ struct ibv_srq *srdma_create_srq(struct ibv_pd *pd,
 	if (srdma_wq_setup(pd->context, &srq->rq, &resp.ring))
 		goto err_destroy;
 	srq->rq.max_sge = attr->attr.max_sge;
+	srq->pd = pd;
+	srdma_pd_hold(pd);
 	return &srq->vsrq.srq;
 
 err_destroy:
@@ -612,6 +690,7 @@ int srdma_destroy_srq(struct ibv_srq *ibsrq)
 	if (ret)
 		return ret;
 	srdma_wq_teardown(&srq->rq);
+	srdma_pd_release(srq->pd);
 	free(srq);
 	return 0;
 }
@@ -633,15 +712,18 @@ struct ibv_mw *srdma_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		errno = err;
 		return NULL;
 	}
+	srdma_pd_hold(pd);
 	return mw;
 }
 
 int srdma_dealloc_mw(struct ibv_mw *mw)
 {
+	struct ibv_pd *pd = mw->pd;
 	int ret = ibv_cmd_dealloc_mw(mw);
 
 	if (ret)
 		return ret;
+	srdma_pd_release(pd);
 	free(mw);
 	return 0;
 }

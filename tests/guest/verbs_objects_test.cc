@@ -289,6 +289,78 @@ TEST_F(VerbsTest, PdWithMrCannotBeFreed) {
   EXPECT_EQ(ibv_dealloc_pd(pd), 0);
 }
 
+// A parent domain stands for its protection domain wherever a PD is
+// named; the protection domain outlives its parent domains.
+TEST_F(VerbsTest, ParentDomainStandsForItsPd) {
+  std::vector<uint8_t> buf(4096);
+  ibv_parent_domain_init_attr pattr = {};
+  pattr.pd = pd_.get();
+  ibv_pd* parent = ibv_alloc_parent_domain(ctx_.get(), &pattr);
+  ASSERT_NE(parent, nullptr) << std::strerror(errno);
+
+  // Over another parent domain: over its protection domain.
+  pattr.pd = parent;
+  ibv_pd* parent2 = ibv_alloc_parent_domain(ctx_.get(), &pattr);
+  ASSERT_NE(parent2, nullptr) << std::strerror(errno);
+
+  ibv_mr* mr = ibv_reg_mr(parent, buf.data(), buf.size(),
+                          IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_NE(mr, nullptr) << std::strerror(errno);
+  ibv_cq_init_attr_ex cattr = {};
+  cattr.cqe = 16;
+  cattr.wc_flags = IBV_WC_STANDARD_FLAGS;
+  cattr.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
+  cattr.parent_domain = parent;
+  ibv_cq_ex* cq = ibv_create_cq_ex(ctx_.get(), &cattr);
+  ASSERT_NE(cq, nullptr) << std::strerror(errno);
+  // The CQ's parent domain must be one: a protection domain is refused.
+  cattr.parent_domain = pd_.get();
+  EXPECT_EQ(ibv_create_cq_ex(ctx_.get(), &cattr), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+
+  ibv_qp_init_attr init = {};
+  init.send_cq = ibv_cq_ex_to_cq(cq);
+  init.recv_cq = ibv_cq_ex_to_cq(cq);
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = 4;
+  init.cap.max_recv_wr = 4;
+  init.cap.max_send_sge = 1;
+  init.cap.max_recv_sge = 1;
+  ibv_qp* qp = ibv_create_qp(parent, &init);
+  ASSERT_NE(qp, nullptr) << std::strerror(errno);
+
+  ibv_qp_attr a = {};
+  a.qp_state = IBV_QPS_INIT;
+  a.port_num = 1;
+  ASSERT_EQ(ibv_modify_qp(qp, &a,
+                          IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                              IBV_QP_ACCESS_FLAGS),
+            0);
+  // An MR of the protection domain serves a QP of the parent domain.
+  ibv_mr* mr2 = ibv_reg_mr(pd_.get(), buf.data(), buf.size(),
+                           IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_NE(mr2, nullptr);
+  ibv_sge sge = {reinterpret_cast<uintptr_t>(buf.data()), 64, mr2->lkey};
+  ibv_recv_wr rwr = {}, *bad = nullptr;
+  rwr.sg_list = &sge;
+  rwr.num_sge = 1;
+  EXPECT_EQ(ibv_post_recv(qp, &rwr, &bad), 0);
+
+  // Neither domain goes while what was made on it lasts.
+  EXPECT_EQ(ibv_dealloc_pd(pd_.get()), EBUSY);
+  EXPECT_EQ(ibv_dealloc_pd(parent), EBUSY);
+  EXPECT_EQ(ibv_destroy_qp(qp), 0);
+  EXPECT_EQ(ibv_dealloc_pd(parent), EBUSY);
+  EXPECT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+  EXPECT_EQ(ibv_dealloc_pd(parent), EBUSY);
+  EXPECT_EQ(ibv_dereg_mr(mr), 0);
+  EXPECT_EQ(ibv_dereg_mr(mr2), 0);
+  EXPECT_EQ(ibv_dealloc_pd(parent), 0);
+  EXPECT_EQ(ibv_dealloc_pd(pd_.get()), EBUSY);
+  // Then the PD, which the fixture frees, may go.
+  EXPECT_EQ(ibv_dealloc_pd(parent2), 0);
+}
+
 // --- CQ ---
 
 TEST_F(VerbsTest, CqSizesAndEmptyPoll) {
