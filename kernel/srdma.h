@@ -698,6 +698,7 @@ void srdma_comp_local(struct srdma_qp *qp);
 void srdma_comp_arm_timer(struct srdma_qp *qp);
 void srdma_rtt_update(u32 *srtt_us, u32 *rttvar_us, u32 m_us);
 u32 srdma_rtt_bound_us(u32 srtt_us, u32 rttvar_us);
+bool srdma_rtt_answer(const struct srdma_req *req, const struct srdma_pkt *pkt);
 void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		    const struct sk_buff *skb);
 void srdma_comp_timeout(struct timer_list *t);

@@ -202,15 +202,20 @@ static u32 srdma_comp_rtt_us(u64 since_ns)
 		     U32_MAX);
 }
 
-/*
- * Whether @pkt answers the packet timed (srdma_req_time_rtt()) itself: an
- * ACK, the first READ response or the atomic ACK of its PSN. Taken before
- * the packet moves una. A NAK or a response naming a later PSN may move
- * una past the packet just as well, when the packet's own answer was lost,
- * and would make the round trip look as long as the loss made it.
+/**
+ * srdma_rtt_answer() - Is a response the answer to the packet timed?
+ * @req: the requester, measuring a round trip or not
+ * @pkt: a response packet, parsed
+ *
+ * Its own answer: an ACK, the first READ response or the atomic ACK of
+ * the PSN timed (srdma_req_time_rtt()). Taken before the packet moves una.
+ * A NAK or a response naming a later PSN may move una past the packet
+ * just as well, when the packet's own answer was lost, and would make the
+ * round trip look as long as the loss made it.
+ *
+ * Return: true when @pkt is that answer.
  */
-static bool srdma_comp_rtt_answer(const struct srdma_req *req,
-				  const struct srdma_pkt *pkt)
+bool srdma_rtt_answer(const struct srdma_req *req, const struct srdma_pkt *pkt)
 {
 	if (!req->rtt_timing ||
 	    pkt->psn != srdma_psn_add(req->rtt_end, -1))
@@ -225,7 +230,7 @@ static bool srdma_comp_rtt_answer(const struct srdma_req *req,
 /*
  * One round trip at a time is measured, of a new packet that asks for an
  * ACK (srdma_req_time_rtt()), and only from the packet's own answer
- * (req.rtt_answer, srdma_comp_rtt_answer()) moving una past it: an
+ * (req.rtt_answer, srdma_rtt_answer()) moving una past it: an
  * answer that acknowledges more may come late because the packet's own
  * ACK was lost, and would make the round trip look longer than it is
  * (under 10% loss that pushed the early retransmission out to where a
@@ -659,7 +664,7 @@ void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	if (!srdma_qp_sends(qp->state))
 		return;
 	/* Before una moves: srdma_comp_progress() takes the sample. */
-	qp->req.rtt_answer = srdma_comp_rtt_answer(&qp->req, pkt);
+	qp->req.rtt_answer = srdma_rtt_answer(&qp->req, pkt);
 	srdma_comp_rtt_stale(&qp->req, pkt);
 
 	/*

@@ -447,7 +447,7 @@ struct srdma_rd_res {
  * @rtt_resend1_ns: see @rtt_resent
  * @rtt_last_ns: see @rtt_resent
  * @rtt_answer: the packet being handled (srdma_comp_rcv()) is the answer
- *	to the packet timed itself (srdma_comp_rtt_answer())
+ *	to the packet timed itself (srdma_rtt_answer())
  * @rtt_dup_wait: a duplicate ACK of @rtt_dup_psn would show that the
  *	last measurement's go-back-N was not needed
  * @rtt_dup_psn: see @rtt_dup_wait

@@ -626,6 +626,60 @@ static void srdma_rtt_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, srdma_rtt_bound_us(srtt, rttvar), c->bound);
 }
 
+/*
+ * Only the timed packet's own answer ends a measurement with a sample:
+ * PSN 99 timed (rtt_end 100).
+ */
+struct srdma_answer_case {
+	const char *name;
+	bool timing;
+	u8 opcode;
+	u32 psn;
+	u8 syndrome;
+	bool answer;
+};
+
+static const struct srdma_answer_case srdma_answer_cases[] = {
+	{ "ACK", true, SRDMA_OP_RC_ACK, 99, 0x1f, true },
+	{ "ACK, nothing timed", false, SRDMA_OP_RC_ACK, 99, 0x1f, false },
+	{ "ACK of a later PSN", true, SRDMA_OP_RC_ACK, 100, 0x1f, false },
+	{ "ACK of an earlier PSN", true, SRDMA_OP_RC_ACK, 98, 0x1f, false },
+	{ "RNR NAK", true, SRDMA_OP_RC_ACK, 99, 0x21, false },
+	{ "sequence NAK", true, SRDMA_OP_RC_ACK, 99, 0x60, false },
+	{ "atomic ACK", true, SRDMA_OP_RC_ATOMIC_ACK, 99, 0x1f, true },
+	{ "READ response only", true, SRDMA_OP_RC_READ_RESP_ONLY, 99, 0x1f,
+	  true },
+	{ "READ response first", true, SRDMA_OP_RC_READ_RESP_FIRST, 99, 0x1f,
+	  true },
+	{ "READ response middle", true, SRDMA_OP_RC_READ_RESP_MIDDLE, 99, 0,
+	  false },
+	{ "READ response last", true, SRDMA_OP_RC_READ_RESP_LAST, 99, 0x1f,
+	  false },
+	{ "first READ response of the next PSN", true,
+	  SRDMA_OP_RC_READ_RESP_FIRST, 100, 0x1f, false },
+};
+
+static void srdma_answer_case_desc(const struct srdma_answer_case *c,
+				   char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(srdma_answer, srdma_answer_cases, srdma_answer_case_desc);
+
+static void srdma_rtt_answer_test(struct kunit *test)
+{
+	const struct srdma_answer_case *c = test->param_value;
+	struct srdma_req req = { .rtt_timing = c->timing, .rtt_end = 100 };
+	struct srdma_pkt pkt = {
+		.opcode = c->opcode,
+		.psn = c->psn,
+		.aeth.syndrome = c->syndrome,
+	};
+
+	KUNIT_EXPECT_EQ(test, srdma_rtt_answer(&req, &pkt), c->answer);
+}
+
 static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE_PARAM(srdma_resp_seq_test, srdma_seq_gen_params),
 	KUNIT_CASE_PARAM(srdma_req_len_test, srdma_len_gen_params),
@@ -640,6 +694,7 @@ static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE(srdma_early_rtx_test),
 	KUNIT_CASE(srdma_early_rtx_rtt_test),
 	KUNIT_CASE_PARAM(srdma_rtt_test, srdma_rtt_gen_params),
+	KUNIT_CASE_PARAM(srdma_rtt_answer_test, srdma_answer_gen_params),
 	{}
 };
 
