@@ -42,10 +42,31 @@ static DEFINE_MUTEX(srdma_link_mutex);
 static DECLARE_WAIT_QUEUE_HEAD(srdma_devs_wq);
 
 /*
- * Parent of every softrdma ib_device. Its modalias ("platform:softrdma") is
- * how the provider recognizes our devices, whatever their names.
+ * Parent of the softrdma ib_devices not over a virtio NIC
+ * (srdma_dev_parent()). Its modalias ("platform:softrdma") is how the
+ * provider recognizes them, whatever their names.
  */
 static struct platform_device *srdma_parent;
+
+/*
+ * The device's parent. Over a virtio NIC, the NIC's virtio device, as a
+ * RoCE NIC's device is under its PCI function: then
+ * /sys/class/infiniband/DEV/device/net/ names the netdev, where tools look
+ * for it (rdma-core's RDMA-CM tests skip themselves without it). Not under
+ * a PCI device: a provider that lists the NIC's PCI IDs (mlx5 for a
+ * ConnectX) would claim the device, as libibverbs matches modaliases, and
+ * rdma-core's udev rule would rename it after its PCI slot; neither knows
+ * a virtio device. Anything else, and a netdev without a parent (veth,
+ * bridge), gets the module's platform device.
+ */
+static struct device *srdma_dev_parent(struct net_device *ndev)
+{
+	struct device *parent = ndev->dev.parent;
+
+	if (parent && parent->bus && !strcmp(parent->bus->name, "virtio"))
+		return parent;
+	return &srdma_parent->dev;
+}
 
 static struct srdma_dev *srdma_find_by_ndev(struct net_device *ndev)
 {
@@ -84,6 +105,26 @@ static void srdma_dealloc_driver(struct ib_device *ibdev)
 		wake_up(&srdma_devs_wq);
 }
 
+/*
+ * /sys/class/infiniband/DEV/hca_type: "softrdma", whatever the parent
+ * device. The provider recognizes a device under a virtio NIC by it.
+ */
+static ssize_t hca_type_show(struct device *device,
+			     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", SRDMA_DRV_NAME);
+}
+static DEVICE_ATTR_RO(hca_type);
+
+static struct attribute *srdma_dev_attrs[] = {
+	&dev_attr_hca_type.attr,
+	NULL,
+};
+
+static const struct attribute_group srdma_dev_attr_group = {
+	.attrs = srdma_dev_attrs,
+};
+
 const struct ib_device_ops srdma_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -111,6 +152,7 @@ const struct ib_device_ops srdma_dev_ops = {
 	.destroy_cq = srdma_destroy_cq,
 	.destroy_qp = srdma_destroy_qp,
 	.destroy_srq = srdma_destroy_srq,
+	.device_group = &srdma_dev_attr_group,
 	.get_dev_fw_str = srdma_get_dev_fw_str,
 	.get_dma_mr = srdma_get_dma_mr,
 	.get_hw_stats = srdma_get_hw_stats,
@@ -177,7 +219,7 @@ static struct srdma_dev *srdma_dev_create(const char *name,
 	sdev->ibdev.phys_port_cnt = 1;
 	sdev->ibdev.num_comp_vectors = num_possible_cpus();
 	sdev->ibdev.local_dma_lkey = 0;
-	sdev->ibdev.dev.parent = &srdma_parent->dev;
+	sdev->ibdev.dev.parent = srdma_dev_parent(ndev);
 	strscpy(sdev->ibdev.node_desc, "softrdma",
 		sizeof(sdev->ibdev.node_desc));
 	ib_set_device_ops(&sdev->ibdev, &srdma_dev_ops);

@@ -2,12 +2,13 @@
 /*
  * libsoftrdma glue: device matching, context setup and the ops table.
  *
- * Devices are recognized by the modalias of their parent device
- * ("platform:softrdma"), which the kernel driver sets for every device it
- * creates, so the user may name devices freely.
+ * Devices are recognized whatever the user named them: by the modalias of
+ * their parent device ("platform:softrdma", the kernel driver's own), or,
+ * under a virtio NIC, by the device's hca_type attribute ("softrdma").
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "softrdma.h"
 
@@ -18,6 +19,19 @@ static const struct verbs_match_ent srdma_match_table[] = {
 	VERBS_MODALIAS_MATCH("platform:softrdma", NULL),
 	{},
 };
+
+static bool srdma_match_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	char type[16];
+
+	if (sysfs_dev->match)
+		return true;
+	if (ibv_read_ibdev_sysfs_file(type, sizeof(type), sysfs_dev,
+				      "hca_type") <= 0)
+		return false;
+	type[strcspn(type, "\n")] = '\0';
+	return !strcmp(type, "softrdma");
+}
 
 static void srdma_free_context(struct ibv_context *ibctx)
 {
@@ -119,6 +133,7 @@ static const struct verbs_device_ops srdma_dev_ops = {
 	.match_min_abi_version = SRDMA_UVERBS_ABI_VERSION,
 	.match_max_abi_version = SRDMA_UVERBS_ABI_VERSION,
 	.match_table = srdma_match_table,
+	.match_device = srdma_match_device,
 	.alloc_device = srdma_alloc_device,
 	.uninit_device = srdma_uninit_device,
 	.alloc_context = srdma_alloc_context,
