@@ -241,6 +241,8 @@ static inline enum ib_wc_status srdma_nak_wc_status(u8 code)
 
 /* Packets one pass of the transmit engine sends before it yields. */
 #define SRDMA_TX_BUDGET		64
+/* Packets one drain of a stream hands over before it yields. */
+#define SRDMA_TX_STREAM_MAX	(2 * SRDMA_TX_BUDGET)
 /*
  * A connected QP's packets in the local stack (srdma_txg.c): at HIGH its
  * passes stop; at LOW the stack's destructor of a packet resumes them.

@@ -43,7 +43,14 @@ static spinlock_t *srdma_txs_lock(struct srdma_qp *qp,
  * response is asked for again by the peer's requester. A process's packets
  * to a local QP are delivered in memory, and that QP's pass runs once
  * after each batch (struct srdma_loop).
- * Return: true when a packet was dropped.
+ *
+ * That pass, or the pass of this QP that the peer's reply runs, may append
+ * to the stream being drained: a local ping-pong of requests and ACKs
+ * that feeds itself as long as the process posts. One call sends at most
+ * SRDMA_TX_STREAM_MAX packets and then leaves the rest queued to a later
+ * pass, so that a poller serves its other QPs and a softirq ends.
+ * Return: true when work is left: a packet was dropped, or the stream
+ * stopped with packets queued.
  */
 static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 				 enum srdma_tx_stream stream)
@@ -57,6 +64,7 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 	struct sk_buff *skb;
 	struct srdma_av av;
 	bool dropped = false;
+	int sent = 0;
 
 	/* Whoever appends to the stream calls this afterwards. */
 	if (skb_queue_empty_lockless(&txs->q))
@@ -76,6 +84,11 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 		txs->dst.av_gen = qp->av_gen;
 	}
 	while (!skb_queue_empty(&txs->q)) {
+		if (sent >= SRDMA_TX_STREAM_MAX) {
+			txs->running = false;
+			spin_unlock_bh(lock);
+			return true;
+		}
 		/*
 		 * Counted from here on (srdma_txg.c): until now the queue's
 		 * length counted them (srdma_qp_budget()).
@@ -84,10 +97,20 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 			skb_queue_walk(&txs->q, skb)
 				srdma_txg_skb(qp->txg, skb);
 		skb_queue_splice_init(&txs->q, &q);
-		spin_unlock_bh(lock);
+		/*
+		 * Bottom halves stay off until the batch is handed over and
+		 * its put-off pass has run. Enabled between two packets,
+		 * they would run the softirqs pending on this CPU there,
+		 * other QPs' tasklets among them, and a drain in process
+		 * context would hand over one packet per round of them,
+		 * while the pass it put off holds back the peer's ACK and
+		 * the packets it holds count as in flight.
+		 */
+		spin_unlock(lock);
 		/* Keeps the QP of a put-off pass (struct srdma_loop). */
 		rcu_read_lock();
 		while ((skb = __skb_dequeue(&q))) {
+			sent++;
 			batch.last = skb_queue_empty(&q);
 			srdma_net_set_xps_cpu(skb, txs->xps_cpu);
 			/* Datagrams: each has its own AV, and may be lost. */
@@ -105,6 +128,7 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 		/* May append to this stream: the loop sends that too. */
 		srdma_net_loop_end(&batch);
 		rcu_read_unlock();
+		local_bh_enable();
 		spin_lock_bh(lock);
 		if (dropped) {
 			__skb_queue_purge(&txs->q);
@@ -209,18 +233,17 @@ static bool srdma_qp_resp_pass(struct srdma_qp *qp)
  * What follows a pass of one side once its lock is dropped: the move to
  * ERR the responder asked for (before its packets, as if it came under
  * the lock), the sending of the side's stream, the QP's events. Returns
- * true when the stream dropped a packet.
+ * true when the stream dropped a packet or left packets queued.
  */
 static bool srdma_qp_pass_done(struct srdma_qp *qp, bool resp)
 {
-	bool dropped;
+	bool left;
 
 	if (resp)
 		srdma_qp_resp_ended(qp);
-	dropped = srdma_qp_xmit_stream(qp, resp ? SRDMA_TX_RESP :
-						  SRDMA_TX_REQ);
+	left = srdma_qp_xmit_stream(qp, resp ? SRDMA_TX_RESP : SRDMA_TX_REQ);
 	srdma_qp_raise_event(qp);
-	return dropped;
+	return left;
 }
 
 /* The responder's pass; returns true when more work is left. */
