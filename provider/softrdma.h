@@ -60,12 +60,16 @@ static inline void srdma_pd_release(struct ibv_pd *pd)
 		__atomic_sub_fetch(&to_spd(pd)->users, 1, __ATOMIC_RELAXED);
 }
 
+/* The protection domain @pd is, or stands for (a parent domain). */
+static inline struct srdma_pd *srdma_pd_protection(struct ibv_pd *pd)
+{
+	return to_spd(pd)->protection ?: to_spd(pd);
+}
+
 /* Whether two PDs, either of them a parent domain, are one kernel PD. */
 static inline bool srdma_same_pd(struct ibv_pd *a, struct ibv_pd *b)
 {
-	struct srdma_pd *pa = to_spd(a), *pb = to_spd(b);
-
-	return (pa->protection ?: pa) == (pb->protection ?: pb);
+	return srdma_pd_protection(a) == srdma_pd_protection(b);
 }
 
 /* A ring mapped from the kernel. */

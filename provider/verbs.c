@@ -118,7 +118,7 @@ struct ibv_pd *srdma_alloc_parent_domain(struct ibv_context *ctx,
 		errno = EINVAL;
 		return NULL;
 	}
-	protection = to_spd(attr->pd)->protection ?: to_spd(attr->pd);
+	protection = srdma_pd_protection(attr->pd);
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return NULL;
