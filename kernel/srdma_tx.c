@@ -63,7 +63,7 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 	struct sk_buff_head q;
 	struct sk_buff *skb;
 	struct srdma_av av;
-	bool dropped = false;
+	bool dropped = false, left;
 	int sent = 0;
 
 	/* Whoever appends to the stream calls this afterwards. */
@@ -83,12 +83,7 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 		srdma_dst_cache_release(&txs->dst);
 		txs->dst.av_gen = qp->av_gen;
 	}
-	while (!skb_queue_empty(&txs->q)) {
-		if (sent >= SRDMA_TX_STREAM_MAX) {
-			txs->running = false;
-			spin_unlock_bh(lock);
-			return true;
-		}
+	while (!skb_queue_empty(&txs->q) && sent < SRDMA_TX_STREAM_MAX) {
 		/*
 		 * Counted from here on (srdma_txg.c): until now the queue's
 		 * length counted them (srdma_qp_budget()).
@@ -136,9 +131,11 @@ static bool srdma_qp_xmit_stream(struct srdma_qp *qp,
 				qp->req.tx_dropped = true;
 		}
 	}
+	/* Stopped at the bound: the rest waits for a later pass. */
+	left = dropped || !skb_queue_empty(&txs->q);
 	txs->running = false;
 	spin_unlock_bh(lock);
-	return dropped;
+	return left;
 }
 
 /**
