@@ -17,7 +17,8 @@
  *   srdma_net_add_page,            non-sleeping gfp)
  *   srdma_net_can_frag
  *   srdma_net_xmit,                process or softirq, interrupts enabled;
- *   srdma_net_loop_end             never sleep, may run softirqs
+ *   srdma_net_loop_end             never sleep, may run softirqs (when
+ *                                  called with bottom halves enabled)
  *
  * Sockets. A device belongs to the network namespace of its netdev. The
  * first device of a namespace opens an IPv4 and an IPv6 (v6only) UDP tunnel
@@ -1010,8 +1011,9 @@ void srdma_net_loop_end(struct srdma_loop *loop)
  * the receive path before it returns: a packet to a local device at once
  * when @loop, bottom halves disabled (the receiving QP's completion
  * handlers may run, so @loop only when no ULP lock can be held: the
- * QPs of processes); a packet to a veth peer or through "lo" when the
- * stack re-enables bottom halves. Hold no lock the receive path takes.
+ * QPs of processes); a packet to a veth peer or through "lo" once bottom
+ * halves are enabled again (within the call if the caller had them
+ * enabled). Hold no lock the receive path takes.
  * Return: 0; -ENETUNREACH and the like when there is no route; -ENOMEM;
  * -ENOBUFS or another -errno when the stack drops the packet.
  */

@@ -46,9 +46,10 @@ static spinlock_t *srdma_txs_lock(struct srdma_qp *qp,
  *
  * That pass, or the pass of this QP that the peer's reply runs, may append
  * to the stream being drained: a local ping-pong of requests and ACKs
- * that feeds itself as long as the process posts. One call sends at most
- * SRDMA_TX_STREAM_MAX packets and then leaves the rest queued to a later
- * pass, so that a poller serves its other QPs and a softirq ends.
+ * that feeds itself as long as the process posts. A call takes no further
+ * batch once it has sent SRDMA_TX_STREAM_MAX packets and leaves the rest
+ * queued to a later pass, so that a poller serves its other QPs and a
+ * softirq ends.
  * Return: true when work is left: a packet was dropped, or the stream
  * stopped with packets queued.
  */
