@@ -263,6 +263,7 @@ struct srdma_mw {
  * @error: the CQ overflowed or its consumer index was corrupt
  * @kernel_notify: notify request of an in-kernel consumer (user CQs keep
  *	it in the ring's control area); guarded by @lock
+ * @ts_flags: SRDMA_CREATE_CQ_TS_* the process asked for; set at creation
  * @notify_work: calls the completion handler outside every lock
  */
 struct srdma_cq {
@@ -271,6 +272,7 @@ struct srdma_cq {
 	struct srdma_ring ring;
 	bool error;
 	u32 kernel_notify;
+	u32 ts_flags;
 	struct irq_work notify_work;
 };
 

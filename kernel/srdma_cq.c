@@ -23,6 +23,32 @@ static void srdma_cq_notify_work(struct irq_work *work)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }
 
+/*
+ * The flags of a process's CREATE_CQ command (struct srdma_create_cq_req),
+ * which it may send shorter or not at all.
+ */
+static int srdma_cq_cmd_flags(struct ib_udata *udata, u32 *flags)
+{
+	struct srdma_create_cq_req cmd = {};
+	int err;
+
+	*flags = 0;
+	if (!udata || !udata->inlen)
+		return 0;
+	if (udata->inlen > sizeof(cmd) &&
+	    !ib_is_udata_cleared(udata, sizeof(cmd),
+				 udata->inlen - sizeof(cmd)))
+		return -EOPNOTSUPP;
+	err = ib_copy_from_udata(&cmd, udata, min(sizeof(cmd), udata->inlen));
+	if (err)
+		return err;
+	if (cmd.comp_mask ||
+	    cmd.flags & ~(SRDMA_CREATE_CQ_TS_RAW | SRDMA_CREATE_CQ_TS_REAL))
+		return -EOPNOTSUPP;
+	*flags = cmd.flags;
+	return 0;
+}
+
 /**
  * srdma_create_cq() - Create a completion queue
  * @ibcq: the core's CQ
@@ -31,7 +57,8 @@ static void srdma_cq_notify_work(struct irq_work *work)
  *	in-kernel CQ
  *
  * Context: process context; may sleep.
- * Return: 0, -EINVAL for an unsupported request, -ENOMEM.
+ * Return: 0, -EINVAL for an unsupported request (-EOPNOTSUPP for unknown
+ * flags), -ENOMEM.
  */
 int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    SRDMA_CREATE_CQ_ARG *arg)
@@ -52,6 +79,9 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
+	err = srdma_cq_cmd_flags(udata, &cq->ts_flags);
+	if (err)
+		return err;
 	if (atomic_inc_return(&sdev->cq_cnt) > sdev->attr.max_cq) {
 		err = -ENOMEM;
 		goto err_dec;
@@ -65,6 +95,7 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	ibcq->cqe = num;
 
 	if (udata) {
+		resp.comp_mask = SRDMA_CREATE_CQ_RESP_FLAGS;
 		srdma_ring_info(&cq->ring, &resp.ring);
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err)
@@ -238,6 +269,20 @@ static bool srdma_cq_take_notify(struct srdma_cq *cq,
 	return cmpxchg(word, n, SRDMA_CQ_NOTIFY_NONE) == n;
 }
 
+/*
+ * The completion timestamps the process asked for, written into the ring's
+ * copy of the CQE (the caller's has them zero). The clocks are those of
+ * the device's attributes: its free-running clock (hca_core_clock) ticks
+ * in ns.
+ */
+static void srdma_cqe_stamp(struct srdma_cqe *slot, u32 flags)
+{
+	if (flags & SRDMA_CREATE_CQ_TS_RAW)
+		slot->ts_raw = ktime_get_raw_ns();
+	if (flags & SRDMA_CREATE_CQ_TS_REAL)
+		slot->ts_real = ktime_get_real_ns();
+}
+
 /**
  * srdma_cq_post() - Add a completion to a CQ
  * @cq: the CQ
@@ -257,6 +302,7 @@ bool srdma_cq_post(struct srdma_cq *cq, const struct srdma_cqe *cqe,
 	struct srdma_ring *ring = &cq->ring;
 	unsigned long flags;
 	bool notify = false, overflow = false, queued = false;
+	struct srdma_cqe *slot;
 	u32 cons;
 
 	spin_lock_irqsave(&cq->lock, flags);
@@ -270,8 +316,10 @@ bool srdma_cq_post(struct srdma_cq *cq, const struct srdma_cqe *cqe,
 		overflow = true;
 		goto out_unlock;
 	}
-	memcpy(ring->buf + srdma_ring_slot(ring->own, ring->num) * ring->stride,
-	       cqe, sizeof(*cqe));
+	slot = ring->buf + srdma_ring_slot(ring->own, ring->num) * ring->stride;
+	memcpy(slot, cqe, sizeof(*cqe));
+	if (cq->ts_flags)
+		srdma_cqe_stamp(slot, cq->ts_flags);
 	ring->own++;
 	smp_store_release(&ring->ctrl->prod, ring->own);	/* CQE before prod */
 	queued = true;

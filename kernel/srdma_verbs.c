@@ -62,6 +62,12 @@ void srdma_init_dev_attrs(struct srdma_dev *sdev)
 	a->masked_atomic_cap = IB_ATOMIC_NONE;
 	a->max_fast_reg_page_list_len = SRDMA_MAX_FR_PAGES;
 	a->max_pkeys = SRDMA_MAX_PKEYS;
+	/*
+	 * Completion timestamps (SRDMA_CREATE_CQ_TS_RAW) count ns of
+	 * CLOCK_MONOTONIC_RAW: a 1 GHz clock (in kHz) that does not wrap.
+	 */
+	a->hca_core_clock = 1000000;
+	a->timestamp_mask = U64_MAX;
 }
 
 /**

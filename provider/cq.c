@@ -240,6 +240,17 @@ static uint8_t srdma_wc_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	return 0;
 }
 
+/* Written by the kernel only in a CQ created with these wc_flags; else 0. */
+static uint64_t srdma_wc_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	return srdma_cur(ibcq)->ts_raw;
+}
+
+static uint64_t srdma_wc_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	return srdma_cur(ibcq)->ts_real;
+}
+
 /**
  * srdma_cq_init_ex() - Give a CQ the extended polling functions
  * @cq: a CQ just created
@@ -264,4 +275,6 @@ void srdma_cq_init_ex(struct srdma_cq *cq)
 	c->read_slid = srdma_wc_read_slid;
 	c->read_sl = srdma_wc_read_sl;
 	c->read_dlid_path_bits = srdma_wc_read_dlid_path_bits;
+	c->read_completion_ts = srdma_wc_read_completion_ts;
+	c->read_completion_wallclock_ns = srdma_wc_read_completion_wallclock_ns;
 }

@@ -72,6 +72,7 @@ static const struct verbs_context_ops srdma_ctx_ops = {
 	.query_device_ex = srdma_query_device_ex,
 	.query_port = srdma_query_port,
 	.query_qp = srdma_query_qp,
+	.query_rt_values = srdma_query_rt_values,
 	.query_srq = srdma_query_srq,
 	.reg_mr = srdma_reg_mr,
 	.rereg_mr = srdma_rereg_mr,

@@ -226,6 +226,8 @@ static inline void srdma_cq_unlock(struct srdma_cq *cq)
 int srdma_query_device_ex(struct ibv_context *ctx,
 			  const struct ibv_query_device_ex_input *input,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
+int srdma_query_rt_values(struct ibv_context *ctx,
+			  struct ibv_values_ex *values);
 int srdma_query_port(struct ibv_context *ctx, uint8_t port,
 		     struct ibv_port_attr *attr);
 struct ibv_pd *srdma_alloc_parent_domain(struct ibv_context *ctx,

@@ -13,7 +13,7 @@
 DECLARE_DRV_CMD(srdma_create_cq_cmd, IB_USER_VERBS_CMD_CREATE_CQ,
 		empty, srdma_create_cq_resp);
 DECLARE_DRV_CMD(srdma_create_cq_ex_cmd, IB_USER_VERBS_EX_CMD_CREATE_CQ,
-		empty, srdma_create_cq_resp);
+		srdma_create_cq_req, srdma_create_cq_resp);
 DECLARE_DRV_CMD(srdma_resize_cq_cmd, IB_USER_VERBS_CMD_RESIZE_CQ,
 		empty, srdma_create_cq_resp);
 DECLARE_DRV_CMD(srdma_create_qp_cmd, IB_USER_VERBS_CMD_CREATE_QP,
@@ -24,7 +24,10 @@ DECLARE_DRV_CMD(srdma_create_ah_cmd, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, srdma_create_ah_resp);
 
 /* The fields a CQE holds (struct srdma_cqe), as ibv_create_cq_ex() asks. */
-#define SRDMA_CQ_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+#define SRDMA_CQ_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | SRDMA_CQ_WC_TS)
+/* The timestamps, which the kernel writes only when asked. */
+#define SRDMA_CQ_WC_TS		(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 /* Creation flags honoured by the provider alone. */
 #define SRDMA_CQ_CREATE_FLAGS	IBV_CREATE_CQ_ATTR_SINGLE_THREADED
 
@@ -71,6 +74,28 @@ int srdma_query_device_ex(struct ibv_context *ctx,
 
 	return ibv_cmd_query_device_any(ctx, input, attr, attr_size, &resp,
 					&resp_size);
+}
+
+/*
+ * The device's free-running clock, which stamps completions
+ * (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP): CLOCK_MONOTONIC_RAW in ns, the
+ * clock the kernel reads for them. Given as a count of ticks in tv_nsec,
+ * tv_sec 0, as hardware providers give their cycle counter.
+ */
+int srdma_query_rt_values(struct ibv_context *ctx,
+			  struct ibv_values_ex *values)
+{
+	struct timespec ts;
+
+	if (!check_comp_mask(values->comp_mask, IBV_VALUES_MASK_RAW_CLOCK))
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		if (clock_gettime(CLOCK_MONOTONIC_RAW, &ts))
+			return errno;
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = ts.tv_sec * 1000000000L + ts.tv_nsec;
+	}
+	return 0;
 }
 
 int srdma_query_port(struct ibv_context *ctx, uint8_t port,
@@ -200,9 +225,9 @@ int srdma_dereg_mr(struct verbs_mr *vmr)
 
 /*
  * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN (a full CQ is an error here, IBTA
- * 11.4.2.1) and completion timestamps, VLANs, flow tags and tag matching
- * are not implemented. A parent domain (IBV_CQ_INIT_ATTR_MASK_PD) is
- * taken and has nothing to do: its allocators have no buffer to allocate.
+ * 11.4.2.1), VLANs, flow tags and tag matching are not implemented. A
+ * parent domain (IBV_CQ_INIT_ATTR_MASK_PD) is taken and has nothing to
+ * do: its allocators have no buffer to allocate.
  */
 static int srdma_cq_check(struct ibv_context *ctx,
 			  const struct ibv_cq_init_attr_ex *attr)
@@ -248,11 +273,24 @@ static int srdma_cq_cmd(struct ibv_context *ctx, struct srdma_cq *cq,
 		struct ibv_cq_init_attr_ex kattr = *attr;
 
 		kattr.comp_mask &= ~IBV_CQ_INIT_ATTR_MASK_PD;
+		/* The timestamps are the kernel's to write, not the core's. */
+		kattr.wc_flags &= ~(uint64_t)SRDMA_CQ_WC_TS;
+		if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+			cmd_ex.flags |= SRDMA_CREATE_CQ_TS_RAW;
+		if (attr->wc_flags &
+		    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+			cmd_ex.flags |= SRDMA_CREATE_CQ_TS_REAL;
 		err = ibv_cmd_create_cq_ex(ctx, &kattr, &cq->vcq,
 					   &cmd_ex.ibv_cmd, sizeof(cmd_ex),
 					   &resp_ex.ibv_resp, sizeof(resp_ex),
 					   0);
 		*ring = resp_ex.ring;
+		/* A kernel that ignored the flags would write no time. */
+		if (!err && cmd_ex.flags &&
+		    !(resp_ex.comp_mask & SRDMA_CREATE_CQ_RESP_FLAGS)) {
+			ibv_cmd_destroy_cq(&cq->vcq.cq);
+			err = EOPNOTSUPP;
+		}
 	} else {
 		err = ibv_cmd_create_cq(ctx, attr->cqe, attr->channel,
 					attr->comp_vector, &cq->vcq.cq,

@@ -5,6 +5,8 @@
 //
 //   - ibv_create_cq_ex() and extended polling, every ibv_wc_read_*()
 //     accessor a CQE can answer, and what creation must refuse;
+//   - completion timestamps, free-running and wall clock, and the device's
+//     clock (ibv_query_rt_values_ex());
 //   - ibv_resize_cq() larger and smaller with completions outstanding, and
 //     while completions keep arriving;
 //   - completion channels: solicited-only and any-completion arming.
@@ -28,9 +30,7 @@ using namespace srdma_test;
 // ---------------------------------------------------------------- creation
 
 TEST_F(VerbsExTest, CreateCqExRefusesWhatACqeCannotHold) {
-  for (uint64_t flag : {(uint64_t)IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
-                        (uint64_t)IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
-                        (uint64_t)IBV_WC_EX_WITH_CVLAN, (uint64_t)IBV_WC_EX_WITH_FLOW_TAG,
+  for (uint64_t flag : {(uint64_t)IBV_WC_EX_WITH_CVLAN, (uint64_t)IBV_WC_EX_WITH_FLOW_TAG,
                         (uint64_t)IBV_WC_EX_WITH_TM_INFO}) {
     SCOPED_TRACE(flag);
     errno = 0;
@@ -463,6 +463,88 @@ TEST_F(VerbsExTest, ResizeOfAPlainCq) {
   ibv_wc wc;
   EXPECT_EQ(ibv_poll_cq(cq, 1, &wc), 0);
   EXPECT_EQ(ibv_destroy_cq(cq), 0);
+}
+
+// ---------------------------------------------------------------- timestamps
+
+uint64_t ClockNs(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+// The device's free-running clock is CLOCK_MONOTONIC_RAW in ns: the
+// attributes say 1 GHz and 64 bits, ibv_query_rt_values_ex() reads it.
+TEST_F(VerbsExTest, DeviceClockIsMonotonicRawNs) {
+  ibv_device_attr_ex attr = {};
+  ASSERT_EQ(ibv_query_device_ex(a_dev_->ctx, nullptr, &attr), 0);
+  EXPECT_EQ(attr.hca_core_clock, 1000000u);  // kHz
+  EXPECT_EQ(attr.completion_timestamp_mask, UINT64_MAX);
+
+  ibv_values_ex v = {};
+  v.comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
+  uint64_t before = ClockNs(CLOCK_MONOTONIC_RAW);
+  ASSERT_EQ(ibv_query_rt_values_ex(a_dev_->ctx, &v), 0);
+  uint64_t after = ClockNs(CLOCK_MONOTONIC_RAW);
+  EXPECT_EQ(v.comp_mask, (uint32_t)IBV_VALUES_MASK_RAW_CLOCK);
+  EXPECT_EQ(v.raw_clock.tv_sec, 0);
+  EXPECT_GE((uint64_t)v.raw_clock.tv_nsec, before);
+  EXPECT_LE((uint64_t)v.raw_clock.tv_nsec, after);
+
+  v.comp_mask = 1u << 31;
+  EXPECT_EQ(ibv_query_rt_values_ex(a_dev_->ctx, &v), EINVAL);
+}
+
+// Both timestamps on the completions of both ends: each falls between the
+// clock read before the post and after the poll, and they do not go back.
+TEST_F(VerbsExTest, CompletionTimestamps) {
+  XOpts o;
+  o.wc_flags = kWcFlags | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+               IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+  PairX(4096, o, o);
+  struct Ts {
+    uint64_t wr_id, raw, real;
+  };
+  auto poll_ts = [](ibv_cq_ex* cq) {
+    Ts t = {};
+    ibv_poll_cq_attr attr = {};
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    int ret;
+    while ((ret = ibv_start_poll(cq, &attr)) == ENOENT &&
+           std::chrono::steady_clock::now() < end)
+      usleep(50);
+    EXPECT_EQ(ret, 0);
+    if (ret) return t;
+    EXPECT_EQ(cq->status, IBV_WC_SUCCESS) << ibv_wc_status_str(cq->status);
+    t.wr_id = cq->wr_id;
+    t.raw = ibv_wc_read_completion_ts(cq);
+    t.real = ibv_wc_read_completion_wallclock_ns(cq);
+    ibv_end_poll(cq);
+    return t;
+  };
+
+  uint64_t last_raw[2] = {}, last_real[2] = {};
+  for (uint64_t i = 1; i <= 3; i++) {
+    SCOPED_TRACE(i);
+    uint64_t raw0 = ClockNs(CLOCK_MONOTONIC_RAW), real0 = ClockNs(CLOCK_REALTIME);
+    ASSERT_EQ(PostRecv(*b_, 0, 4096, 100 + i), 0);
+    ASSERT_EQ(PostSend(*a_, IBV_WR_SEND, 0, 1000, i), 0);
+    Ts s = poll_ts(a_->cqx), r = poll_ts(b_->cqx);
+    uint64_t raw1 = ClockNs(CLOCK_MONOTONIC_RAW), real1 = ClockNs(CLOCK_REALTIME);
+    EXPECT_EQ(s.wr_id, i);
+    EXPECT_EQ(r.wr_id, 100 + i);
+    int k = 0;
+    for (const Ts& t : {s, r}) {
+      EXPECT_GE(t.raw, raw0);
+      EXPECT_LE(t.raw, raw1);
+      EXPECT_GE(t.real, real0);
+      EXPECT_LE(t.real, real1);
+      EXPECT_GE(t.raw, last_raw[k]);
+      last_raw[k] = t.raw;
+      last_real[k++] = t.real;
+    }
+  }
+  EXPECT_NE(last_real[0], 0u);
 }
 
 // ---------------------------------------------------------------- events

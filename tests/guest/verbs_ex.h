@@ -45,6 +45,7 @@ struct XOpts {
   int cqe = 0;  // 0: 4 * depth
   ibv_comp_channel* channel = nullptr;
   ibv_cq_ex* shared_cq = nullptr;  // use this CQ instead of a new one
+  uint64_t wc_flags = kWcFlags;    // of a new CQ
 };
 
 inline ibv_cq_ex* CreateCqEx(Dev* dev, int cqe, ibv_comp_channel* ch, void* context,
@@ -62,7 +63,7 @@ inline bool MakeXEnd(Dev* dev, XEnd* e, size_t bytes, const XOpts& o = {}) {
   if (o.shared_cq) {
     e->cqx = o.shared_cq;
   } else {
-    e->cqx = CreateCqEx(dev, o.cqe ? o.cqe : 4 * o.depth, o.channel, e);
+    e->cqx = CreateCqEx(dev, o.cqe ? o.cqe : 4 * o.depth, o.channel, e, o.wc_flags);
     if (!e->cqx) return false;
     e->cq = ibv_cq_ex_to_cq(e->cqx);
   }

@@ -208,7 +208,15 @@ struct srdma_cqe {
 	__u16 pkey_index;
 	__u8 sl;
 	__u8 network_hdr_type;		/* UD: enum rdma_network_type */
-	__u32 reserved[7];
+	__u32 reserved0;
+	/*
+	 * When the CQE was written, in ns: ts_raw on CLOCK_MONOTONIC_RAW (the
+	 * device's free-running clock), ts_real on CLOCK_REALTIME; each only
+	 * in a CQ created with its flag (SRDMA_CREATE_CQ_TS_*), else 0.
+	 */
+	__aligned_u64 ts_raw;
+	__aligned_u64 ts_real;
+	__u32 reserved[2];
 };
 
 /*
@@ -232,6 +240,24 @@ struct srdma_ring_info {
 	__u32 num_entries;		/* n, a power of two */
 	__u32 stride;			/* bytes per entry, a power of two */
 };
+
+/*
+ * Command of CREATE_CQ (plain or extended). A process may send less of it,
+ * or none: what is missing reads as zero. The response's comp_mask says
+ * whether the kernel knew the flags (SRDMA_CREATE_CQ_RESP_FLAGS); a kernel
+ * that did not know them ignored them.
+ */
+struct srdma_create_cq_req {
+	__u32 comp_mask;		/* none defined: 0 */
+	__u32 flags;			/* SRDMA_CREATE_CQ_* */
+};
+
+/* Stamp every CQE with the time it was written (struct srdma_cqe). */
+#define SRDMA_CREATE_CQ_TS_RAW		(1U << 0)
+#define SRDMA_CREATE_CQ_TS_REAL		(1U << 1)
+
+/* Response comp_mask: the command's flags were honoured. */
+#define SRDMA_CREATE_CQ_RESP_FLAGS	(1U << 0)
 
 /*
  * Response of CREATE_CQ (plain or extended) and RESIZE_CQ. RESIZE_CQ
