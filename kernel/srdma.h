@@ -9,11 +9,13 @@
 #define SRDMA_H
 
 #include <linux/completion.h>
+#include <linux/eventfd.h>
 #include <linux/irq_work.h>
 #include <linux/list.h>
 #include <linux/refcount.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/poll.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/softrdma-abi.h>
@@ -150,11 +152,40 @@ struct srdma_ring {
 };
 
 /**
+ * struct srdma_udb - a context's doorbell eventfd (srdma_udb.c)
+ * @efd: the eventfd, or NULL when the process gave none
+ * @wait: the entry on the eventfd's wait queue whose wake-up rings
+ * @pt: what the eventfd's poll() queues @wait with
+ * @entry: in the list of the eventfds being watched, which a second
+ *	context may not watch too
+ */
+struct srdma_udb {
+	struct eventfd_ctx *efd;
+	struct wait_queue_entry wait;
+	poll_table pt;
+	struct list_head entry;
+};
+
+/**
+ * struct srdma_udb_qp - a process QP's doorbell by eventfd (srdma_udb.c)
+ * @work: runs the doorbell when its task returns to user mode
+ * @queued: bit 0 while @work is queued and has not begun
+ * @inflight: @work queued or running; destroy waits for 0
+ */
+struct srdma_udb_qp {
+	struct callback_head work;
+	unsigned long queued;
+	atomic_t inflight;
+};
+
+/**
  * struct srdma_ucontext - a process's context
  * @ibuc: the core's context
+ * @udb: the doorbell eventfd
  */
 struct srdma_ucontext {
 	struct ib_ucontext ibuc;
+	struct srdma_udb udb;
 };
 
 /**
@@ -448,6 +479,8 @@ struct srdma_sqpoll_qp {
  * @dead: destroy has begun: timers and the tasklet must not re-arm
  * @sq_sig_all: every send WQE generates a completion
  * @is_user: the rings are mapped into a process
+ * @uctx: the process's context; NULL for an in-kernel QP
+ * @udb: the doorbell by the context's eventfd
  */
 struct srdma_qp {
 	struct ib_qp ibqp;
@@ -477,6 +510,8 @@ struct srdma_qp {
 	bool dead;
 	bool sq_sig_all;
 	bool is_user;
+	struct srdma_ucontext *uctx;
+	struct srdma_udb_qp udb;
 };
 
 static inline struct srdma_dev *to_sdev(struct ib_device *ibdev)
@@ -660,6 +695,7 @@ void srdma_qp_kick(struct srdma_qp *qp);
 bool srdma_qp_step(struct srdma_qp *qp);
 void srdma_qp_set_polling(struct srdma_qp *qp);
 void srdma_qp_run(struct srdma_qp *qp);
+void srdma_qp_doorbell(struct srdma_qp *qp);
 void srdma_qp_run_resp(struct srdma_qp *qp);
 void srdma_qp_tasklet(struct tasklet_struct *t);
 
@@ -671,6 +707,13 @@ void srdma_txg_skb(struct srdma_txg *g, struct sk_buff *skb);
 int srdma_txg_room(const struct srdma_txg *g);
 bool srdma_txg_throttle(struct srdma_txg *g);
 void srdma_txg_exit(void);
+
+/* srdma_udb.c */
+int srdma_udb_attach(struct srdma_ucontext *uc, int fd);
+void srdma_udb_detach(struct srdma_ucontext *uc);
+void srdma_udb_qp_init(struct srdma_qp *qp, struct ib_udata *udata);
+void srdma_udb_qp_quiesce(struct srdma_qp *qp);
+void srdma_udb_exit(void);
 
 /* srdma_sqpoll.c */
 int srdma_sqpoll_init(void);

@@ -192,6 +192,9 @@ static void srdma_abi_layout_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sizeof(struct srdma_cqe), 64UL);
 	KUNIT_EXPECT_EQ(test, offsetof(struct srdma_cqe, status), 8UL);
 	KUNIT_EXPECT_EQ(test, sizeof(struct srdma_sge), 16UL);
+	KUNIT_EXPECT_EQ(test, sizeof(struct srdma_alloc_ucontext_req), 8UL);
+	KUNIT_EXPECT_EQ(test, offsetof(struct srdma_alloc_ucontext_req,
+				       doorbell_fd), 4UL);
 	/* Kernel and uverbs numberings that the CQE carries unchanged. */
 	KUNIT_EXPECT_EQ(test, (int)IB_WC_RECV, 128);
 	KUNIT_EXPECT_EQ(test, (int)IB_WC_RDMA_READ, (int)IB_UVERBS_WC_RDMA_READ);

@@ -428,6 +428,8 @@ static void __exit srdma_exit(void)
 {
 	rdma_link_unregister(&srdma_link_ops);
 	srdma_unregister_all();
+	/* Every QP is gone: let their last doorbell works return. */
+	srdma_udb_exit();
 	unregister_netdevice_notifier(&srdma_netdev_nb);
 	platform_device_unregister(srdma_parent);
 	/* Every device has detached: no socket is left open. */

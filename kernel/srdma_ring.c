@@ -28,6 +28,7 @@ static_assert(sizeof(struct srdma_send_wqe) == 64);
 static_assert(sizeof(struct srdma_recv_wqe) == 16);
 static_assert(sizeof(struct srdma_cqe) == 64);
 static_assert(sizeof(struct srdma_ring_info) == 24);
+static_assert(sizeof(struct srdma_alloc_ucontext_req) == 8);
 static_assert(sizeof(struct srdma_alloc_ucontext_resp) % 8 == 0);
 static_assert(sizeof(struct srdma_create_cq_resp) % 8 == 0);
 static_assert(sizeof(struct srdma_create_qp_resp) % 8 == 0);

@@ -534,6 +534,22 @@ static int srdma_send_wqe_put(struct srdma_qp *qp, const struct ib_send_wr *wr)
 }
 
 /**
+ * srdma_qp_doorbell() - A process rang its QP's SQ doorbell
+ * @qp: the QP, a process's
+ *
+ * New WQEs are in the mapped SQ ring: the SQ poller takes them, or a pass
+ * runs here. The same for the command (srdma_post_send() without work
+ * requests) and for the eventfd (srdma_udb.c).
+ *
+ * Context: process context, no lock held.
+ */
+void srdma_qp_doorbell(struct srdma_qp *qp)
+{
+	if (!srdma_sqpoll_doorbell(qp))
+		srdma_qp_kick(qp);
+}
+
+/**
  * srdma_post_send() - Post send work requests
  * @ibqp: the core's QP
  * @wr: list of work requests; NULL from a process (its doorbell: the WQEs
@@ -557,8 +573,7 @@ int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		if (!srdma_sqpoll_doorbell(qp))
-			srdma_qp_kick(qp);
+		srdma_qp_doorbell(qp);
 		return 0;
 	}
 	if (state < IB_QPS_RTS) {

@@ -234,34 +234,75 @@ void srdma_get_dev_fw_str(struct ib_device *ibdev, char *str)
 		 SRDMA_UVERBS_ABI_VERSION);
 }
 
+/*
+ * The command of ALLOC_UCONTEXT: what a process sends of it, the rest read
+ * as zero; bits and bytes past what this kernel knows are refused.
+ */
+static int srdma_ucontext_cmd(struct ib_udata *udata,
+			      struct srdma_alloc_ucontext_req *cmd)
+{
+	if (!udata->inlen)
+		return 0;
+	if (udata->inlen > sizeof(*cmd) &&
+	    !ib_is_udata_cleared(udata, sizeof(*cmd),
+				 udata->inlen - sizeof(*cmd)))
+		return -EOPNOTSUPP;
+	if (ib_copy_from_udata(cmd, udata, min(sizeof(*cmd), udata->inlen)))
+		return -EFAULT;
+	if (cmd->comp_mask & ~SRDMA_ALLOC_UCONTEXT_DOORBELL_FD)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
 /**
  * srdma_alloc_ucontext() - Open a device context for a process
  * @ibuc: the core's context
- * @udata: carries struct srdma_alloc_ucontext_resp back
+ * @udata: may carry struct srdma_alloc_ucontext_req; carries struct
+ *	srdma_alloc_ucontext_resp back
  *
  * Context: process context.
- * Return: 0 or -EFAULT.
+ * Return: 0; -EOPNOTSUPP for a request this kernel does not know;
+ * -EBADF, -EINVAL or -EBUSY for a doorbell eventfd it cannot watch
+ * (srdma_udb_attach()); -EFAULT.
  */
 int srdma_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
+	struct srdma_ucontext *uc = to_suc(ibuc);
+	struct srdma_alloc_ucontext_req cmd = {};
 	struct srdma_alloc_ucontext_resp resp = {
 		.max_inline_data = SRDMA_MAX_INLINE,
 		.max_send_sge = SRDMA_MAX_SEND_SGE,
 		.max_recv_sge = SRDMA_MAX_RECV_SGE,
 		.cqe_size = sizeof(struct srdma_cqe),
 	};
+	int err;
 
 	if (udata->outlen < sizeof(resp))
 		return -EINVAL;
-	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+	err = srdma_ucontext_cmd(udata, &cmd);
+	if (err)
+		return err;
+	if (cmd.comp_mask & SRDMA_ALLOC_UCONTEXT_DOORBELL_FD) {
+		err = srdma_udb_attach(uc, cmd.doorbell_fd);
+		if (err)
+			return err;
+		resp.comp_mask |= SRDMA_ALLOC_UCONTEXT_RESP_DOORBELL_FD;
+	}
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		srdma_udb_detach(uc);
+	return err;
 }
 
 /**
  * srdma_dealloc_ucontext() - Close a process's context
  * @ibuc: the core's context; the core has destroyed its objects
+ *
+ * Context: process context.
  */
 void srdma_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
+	srdma_udb_detach(to_suc(ibuc));
 }
 
 /**

@@ -20,23 +20,32 @@
 #include "softrdma.h"
 
 /**
- * srdma_doorbell() - A zero-WR POST_SEND or POST_RECV command
+ * srdma_doorbell() - Ring a queue's doorbell
  * @ibqp: the QP
  * @send: the SQ (else the RQ)
  *
  * "Look at the ring": the kernel runs a transmit pass of the QP or, in the
- * error state, flushes the queue.
+ * error state, flushes the queue. The SQ's doorbell is the QP number
+ * written to the context's doorbell eventfd when the kernel watches one,
+ * else (and for the RQ) a POST_SEND or POST_RECV command without work
+ * requests.
  *
  * Return: 0 or an errno value.
  */
 int srdma_doorbell(struct ibv_qp *ibqp, bool send)
 {
+	struct srdma_context *ctx = to_sctx(ibqp->context);
 	struct ibv_post_send scmd = {};
 	struct ibv_post_recv rcmd = {};
 	struct ib_uverbs_post_send_resp resp;
+	uint64_t qpn = ibqp->qp_num;
 	void *cmd;
 	size_t len;
 
+	/* A failed write (the process closed the fd) falls back. */
+	if (send && ctx->db_fd >= 0 &&
+	    write(ctx->db_fd, &qpn, sizeof(qpn)) == sizeof(qpn))
+		return 0;
 	if (send) {
 		scmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
 		scmd.hdr.in_words = sizeof(scmd) / 4;

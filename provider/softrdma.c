@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include "softrdma.h"
 
 DECLARE_DRV_CMD(srdma_get_context, IB_USER_VERBS_CMD_GET_CONTEXT,
-		empty, srdma_alloc_ucontext_resp);
+		srdma_alloc_ucontext_req, srdma_alloc_ucontext_resp);
 
 static const struct verbs_match_ent srdma_match_table[] = {
 	VERBS_MODALIAS_MATCH("platform:softrdma", NULL),
@@ -38,6 +40,8 @@ static void srdma_free_context(struct ibv_context *ibctx)
 	struct srdma_context *ctx = to_sctx(ibctx);
 
 	verbs_uninit_context(&ctx->vctx);
+	if (ctx->db_fd >= 0)
+		close(ctx->db_fd);
 	free(ctx);
 }
 
@@ -80,22 +84,74 @@ static const struct verbs_context_ops srdma_ctx_ops = {
 	.resize_cq = srdma_resize_cq,
 };
 
+/*
+ * The doorbell eventfd to offer the kernel, or -1: none when
+ * SOFTRDMA_EVENTFD_DOORBELL is 0 (the command is the doorbell then, for
+ * comparison).
+ */
+static int srdma_db_fd_open(void)
+{
+	const char *env = getenv("SOFTRDMA_EVENTFD_DOORBELL");
+
+	if (env && !strcmp(env, "0"))
+		return -1;
+	return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+/*
+ * GET_CONTEXT, offering the kernel @ctx->db_fd when there is one. A kernel
+ * that does not know the offer ignores it; one that cannot take it fails
+ * the command, which then goes again without it.
+ */
+static int srdma_get_context(struct srdma_context *ctx,
+			     struct srdma_get_context_resp *resp)
+{
+	struct srdma_get_context cmd = {};
+
+	if (ctx->db_fd >= 0) {
+		cmd.comp_mask = SRDMA_ALLOC_UCONTEXT_DOORBELL_FD;
+		cmd.doorbell_fd = ctx->db_fd;
+		if (!ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
+					 &resp->ibv_resp, sizeof(*resp))) {
+			if (resp->comp_mask &
+			    SRDMA_ALLOC_UCONTEXT_RESP_DOORBELL_FD)
+				return 0;
+			goto no_db;
+		}
+		if (errno != EOPNOTSUPP && errno != EBADF &&
+		    errno != EINVAL && errno != EBUSY)
+			return errno;
+		memset(&cmd, 0, sizeof(cmd));
+	}
+	if (ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
+				&resp->ibv_resp, sizeof(*resp)))
+		return errno;
+no_db:
+	if (ctx->db_fd >= 0)
+		close(ctx->db_fd);
+	ctx->db_fd = -1;
+	return 0;
+}
+
 static struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,
 						 int cmd_fd,
 						 void *private_data)
 {
-	struct srdma_get_context cmd = {};
 	struct srdma_get_context_resp resp = {};
 	struct srdma_context *ctx;
+	int err;
 
 	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, vctx,
 					   RDMA_DRIVER_UNKNOWN);
 	if (!ctx)
 		return NULL;
 
-	if (ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
-				&resp.ibv_resp, sizeof(resp)))
+	ctx->db_fd = srdma_db_fd_open();
+	err = srdma_get_context(ctx, &resp);
+	if (err) {
+		errno = err;
 		goto err_free;
+	}
 	if (resp.cqe_size != sizeof(struct srdma_cqe)) {
 		verbs_err(&ctx->vctx, "softrdma: kernel CQE size %u, expected %zu\n",
 			  resp.cqe_size, sizeof(struct srdma_cqe));
@@ -109,8 +165,12 @@ static struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,
 	return &ctx->vctx;
 
 err_free:
+	err = errno;
+	if (ctx->db_fd >= 0)
+		close(ctx->db_fd);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
+	errno = err;
 	return NULL;
 }
 

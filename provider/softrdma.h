@@ -18,11 +18,17 @@ struct srdma_device {
 	struct verbs_device vdev;
 };
 
+/*
+ * db_fd: the doorbell eventfd the kernel watches (softrdma-abi.h,
+ * struct srdma_alloc_ucontext_req), or -1: the POST_SEND command is the
+ * doorbell then.
+ */
 struct srdma_context {
 	struct verbs_context vctx;
 	uint32_t max_inline_data;
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
+	int db_fd;
 };
 
 /*

@@ -91,3 +91,8 @@ int hostile_sq_doorbell(struct ibv_qp *qp)
 	return write(qp->context->cmd_fd, &cmd, sizeof(cmd)) == sizeof(cmd) ?
 	       0 : errno;
 }
+
+int hostile_db_fd(struct ibv_context *ctx)
+{
+	return to_sctx(ctx)->db_fd;
+}

@@ -21,6 +21,7 @@ void hostile_rq_publish(struct ibv_qp *qp, uint32_t n);
 uint32_t hostile_sq_prod(struct ibv_qp *qp);
 uint32_t hostile_rq_prod(struct ibv_qp *qp);
 int hostile_sq_doorbell(struct ibv_qp *qp);
+int hostile_db_fd(struct ibv_context *ctx);
 
 #ifdef __cplusplus
 }

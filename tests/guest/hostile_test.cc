@@ -312,6 +312,50 @@ TEST_F(HostileTest, GarbageNotifyAndStateWords) {
   ExpectHealthyPairWorks();
 }
 
+// The doorbell eventfd (softrdma-abi.h, struct srdma_alloc_ucontext_req)
+// takes only the numbers of its own context's QPs: another context's QP
+// stays unrung, garbage is taken back and ignored, and the QP's own number
+// rings it.
+TEST_F(HostileTest, DoorbellEventfdRingsOnlyItsContextsQps) {
+  int fd_a = hostile_db_fd(a_.qp->context);
+  int fd_b = hostile_db_fd(b_.qp->context);
+  if (fd_a < 0 || fd_b < 0) GTEST_SKIP() << "the kernel watches no doorbell eventfd";
+  ASSERT_NE(a_.qp->context, b_.qp->context);
+
+  // b_'s provider believes the kernel polls its SQ: the post rings nothing.
+  hostile_sq_ctrl(b_.qp)->kstate |= SRDMA_RING_KSTATE_POLLING;
+  Fill(b_.buf, 0, 4096, 7);
+  ibv_sge sge = {(uintptr_t)b_.buf.data(), 4096, b_.mr->lkey};
+  ibv_send_wr wr = {}, *bad;
+  wr.wr_id = 99;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = (uintptr_t)a_.buf.data();
+  wr.wr.rdma.rkey = a_.mr->rkey;
+  ASSERT_EQ(ibv_post_send(b_.qp, &wr, &bad), 0);
+
+  const uint64_t values[] = {b_.qp->qp_num, 0, 1, 0xffffff, 0x1000000,
+                             a_.qp->qp_num + 4321, UINT64_MAX - 1};
+  for (uint64_t v : values)
+    EXPECT_EQ(write(fd_a, &v, sizeof(v)), ssize_t(sizeof(v))) << strerror(errno);
+  EXPECT_TRUE(Poll(b_.cq, 1, 300).empty()) << "a_'s eventfd rang b_'s QP";
+  // Each value was taken back as it was written: nothing is left to read.
+  uint64_t left;
+  EXPECT_EQ(read(fd_a, &left, sizeof(left)), -1);
+  EXPECT_EQ(errno, EAGAIN);
+
+  uint64_t mine = b_.qp->qp_num;
+  ASSERT_EQ(write(fd_b, &mine, sizeof(mine)), ssize_t(sizeof(mine)));
+  auto wc = Poll(b_.cq, 1, 5000);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 99u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 4096), 0);
+  ExpectHealthyPairWorks();
+}
+
 TEST_F(HostileTest, DestroyRacesPostAndPoll) {
   for (int round = 0; round < 20; round++) {
     End x, y;

@@ -15,6 +15,8 @@
 #     --netem "ARGS"  impair both directions: tc qdisc ... netem ARGS on
 #                veth0 and veth1 (loss, reordering, duplication, corruption)
 #     --filter F     run only the tests gtest_filter F selects
+#     --cmd-doorbell the provider rings with the uverbs command, not the
+#                    doorbell eventfd (SOFTRDMA_EVENTFD_DOORBELL=0)
 #   SRDMA_TEST_TIMEOUT   seconds the test binary may run (default 900)
 #
 # Prints TAP; the gtest XML and text go to $SRDMA_OUT/NAME.{xml,txt}, NAME
@@ -27,13 +29,14 @@ cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/guest/lib.sh
 . tests/guest/lib.sh
 
-swap="" v6="" netem="" filter="*"
+swap="" v6="" netem="" filter="*" cmddb=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--swap) swap=1 ;;
 	--ipv6) v6=1 ;;
 	--netem) netem=${2:?}; shift ;;
 	--filter) filter=${2:?}; shift ;;
+	--cmd-doorbell) cmddb=1; export SOFTRDMA_EVENTFD_DOORBELL=0 ;;
 	*) break ;;
 	esac
 	shift
@@ -94,7 +97,7 @@ check "device dev_peer ($kind_b) on veth1 in netns peer" add_dev "$kind_b" dev_p
 ip_init=10.80.0.1 ip_peer=10.80.0.2
 [ -z "$v6" ] || { ip_init=fd80::1; ip_peer=fd80::2; }
 slug=$(printf '%s' "$netem" | tr -c 'a-zA-Z0-9' '_')
-name=${test_bin#srdma_}-$kind_a-$kind_b${swap:+-swap}${v6:+-v6}${netem:+-netem-$slug}
+name=${test_bin#srdma_}-$kind_a-$kind_b${swap:+-swap}${v6:+-v6}${netem:+-netem-$slug}${cmddb:+-cmddb}
 if [ -z "$swap" ]; then
 	ends=(SRDMA_DEV_A=dev_init SRDMA_IP_A=$ip_init SRDMA_KIND_A="$kind_a"
 	      SRDMA_NETNS_A=
@@ -109,7 +112,7 @@ fi
 env "${ends[@]}" SRDMA_NETEM="$netem" timeout "${SRDMA_TEST_TIMEOUT:-900}" "$build/tests/$test_bin" --gtest_filter="$filter" \
 	--gtest_output="xml:$out/$name.xml" >"$out/$name.txt" 2>&1
 rc=$?
-check "$test_bin: $kind_a <-> $kind_b${swap:+ (roles swapped)}${v6:+ over IPv6}${netem:+ under netem $netem}" test "$rc" = 0
+check "$test_bin: $kind_a <-> $kind_b${swap:+ (roles swapped)}${v6:+ over IPv6}${netem:+ under netem $netem}${cmddb:+, doorbell by command}" test "$rc" = 0
 [ "$rc" = 0 ] || grep -E "FAILED|Failure|Expected|Which is|status" "$out/$name.txt" | head -40 | sed 's/^/# /'
 rdma statistic show link dev_init/1 >"$out/stats-$name-init.txt" 2>&1
 rdma statistic show link dev_peer/1 >"$out/stats-$name-peer.txt" 2>&1

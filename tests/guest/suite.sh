@@ -71,6 +71,8 @@ runs=(
 	"srdma_rc_test softrdma softrdma"
 	"--ipv6 srdma_rc_test softrdma softrdma"
 	"srdma_hostile_test softrdma softrdma"
+	# The doorbell by uverbs command, which the eventfd replaces
+	"--cmd-doorbell --filter RcTest.SendSizes:RcTest.WriteSizes:RcTest.ReadSizes:RcTest.Atomics:RcTest.ModifyToErrorFlushesEveryOutstandingWqe srdma_rc_test softrdma softrdma"
 	"srdma_dgram_test softrdma softrdma"
 	"--ipv6 srdma_dgram_test softrdma softrdma"
 	"srdma_mem_test softrdma softrdma"

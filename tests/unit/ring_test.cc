@@ -31,6 +31,8 @@ static_assert(sizeof(srdma_send_wqe) == 64);
 static_assert(sizeof(srdma_recv_wqe) == 16);
 static_assert(sizeof(srdma_cqe) == 64);
 static_assert(sizeof(srdma_sge) == 16);
+static_assert(sizeof(srdma_alloc_ucontext_req) == 8);
+static_assert(offsetof(srdma_alloc_ucontext_req, doorbell_fd) == 4);
 
 // A ring in ordinary memory, laid out as the kernel lays out its rings.
 class Ring {

@@ -223,15 +223,43 @@ struct srdma_cqe {
  * Commands and responses (driver-specific udata of the uverbs commands).
  */
 
+/*
+ * Command of ALLOC_UCONTEXT. A process may send less of it, or none: what
+ * is missing reads as zero.
+ *
+ * The doorbell eventfd (SRDMA_ALLOC_UCONTEXT_DOORBELL_FD in comp_mask):
+ * doorbell_fd is an eventfd of the process, made for this context alone
+ * (neither semaphore mode nor another context's). The kernel watches it
+ * from then on: an 8-byte write() to it whose value is the number of one
+ * of this context's QPs rings that QP's SQ doorbell, as a POST_SEND command
+ * without work requests does, at a fraction of the cost of a uverbs
+ * command. The kernel takes the value back from the counter at each
+ * write, so the process never reads the eventfd; a value that names no QP
+ * of the context is ignored. Unlike the command, the write reports no
+ * error: a QP in the error state, or a device that went away, is seen in
+ * completions and events. The response's comp_mask says whether the kernel
+ * watches the eventfd (SRDMA_ALLOC_UCONTEXT_RESP_DOORBELL_FD); if not, the
+ * command is the doorbell.
+ */
+struct srdma_alloc_ucontext_req {
+	__u32 comp_mask;		/* SRDMA_ALLOC_UCONTEXT_* */
+	__s32 doorbell_fd;
+};
+
+#define SRDMA_ALLOC_UCONTEXT_DOORBELL_FD	(1U << 0)
+
 /* Response of ALLOC_UCONTEXT. */
 struct srdma_alloc_ucontext_resp {
-	__u32 comp_mask;
+	__u32 comp_mask;		/* SRDMA_ALLOC_UCONTEXT_RESP_* */
 	__u32 max_inline_data;		/* bytes, per send WQE */
 	__u32 max_send_sge;
 	__u32 max_recv_sge;
 	__u32 cqe_size;			/* sizeof(struct srdma_cqe) */
 	__u32 reserved;
 };
+
+/* Response comp_mask: the kernel watches the command's doorbell_fd. */
+#define SRDMA_ALLOC_UCONTEXT_RESP_DOORBELL_FD	(1U << 0)
 
 /* Where and how big a ring is, as every create response reports it. */
 struct srdma_ring_info {

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The doorbell by eventfd: a process rings its QP's SQ doorbell by writing
+ * the QP's number to an eventfd it gave its context, instead of sending a
+ * POST_SEND command without work requests through uverbs.
+ *
+ * Why: the doorbell is the one system call on the posting fast path, and
+ * most of its cost is uverbs' command handling (the header, the method
+ * table, the copy of the command, the object lookup, the response), not
+ * the system call itself. An eventfd write() is the cheapest write() the
+ * kernel has; the wake-up it makes runs srdma_udb_wake() in the writer's
+ * own context.
+ *
+ * How, step by step:
+ *
+ *   process                        kernel
+ *   write(efd, &qpn, 8)      -->   eventfd_write(), the eventfd's wait
+ *                                  queue lock held, interrupts off:
+ *                                    srdma_udb_wake(): takes the value
+ *                                    back, finds the context's QP and
+ *                                    queues its work on the writing task
+ *                                    (task_work_add(), TWA_RESUME)
+ *                                  on the way back to user mode, no lock
+ *                                  held, interrupts on:
+ *                                    srdma_udb_work(): srdma_qp_doorbell()
+ *   write() returns          <--
+ *
+ * The pass cannot run inside the wake-up (interrupts are off there, and
+ * sending needs bottom halves enabled), and a softirq raised there would
+ * run in ksoftirqd, a context switch away: the task's own return to user
+ * mode is the earliest place with the doorbell command's context, and the
+ * system call does not return before the pass has run, as with the
+ * command.
+ *
+ * Lifetimes, and who waits for whom:
+ *
+ *   - The wait queue entry is removed (srdma_udb_detach()) under the wait
+ *     queue's lock, so no srdma_udb_wake() runs once it is gone.
+ *   - srdma_udb_wake() finds the QP under RCU; destroy removes the QP from
+ *     the device's table and waits for a grace period before it waits for
+ *     the QP's work (srdma_udb_qp_quiesce()), so a work is either counted
+ *     in udb.inflight by then or never queued.
+ *   - The work's task runs it before it returns to user mode or exits
+ *     (get_signal() and do_exit() run pending task work), and that task
+ *     cannot be the one destroying the QP: destroy is a system call of a
+ *     task in user mode, or the device's removal.
+ *   - The module: its exit unregisters every device, which destroys every
+ *     QP, which waits for every work; a work may still be returning from
+ *     its last instructions, which synchronize_rcu_tasks() in
+ *     srdma_udb_exit() waits for.
+ *
+ * A write from a task that will not return to user mode (a kernel thread,
+ * an io_uring worker) or outside task context falls back to the QP's
+ * tasklet.
+ */
+
+#include <linux/file.h>
+#include <linux/sched/task.h>
+#include <linux/task_work.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "srdma.h"
+#include "srdma_hdr.h"
+
+/* The eventfds being watched; one context per eventfd. */
+static LIST_HEAD(srdma_udb_list);
+static DEFINE_MUTEX(srdma_udb_lock);
+
+/* srdma_udb_qp.queued */
+#define SRDMA_UDB_QUEUED	0
+
+/*
+ * Run a process QP's doorbell, queued by srdma_udb_wake() on the task
+ * that rang it. Clearing the bit before the pass lets a doorbell rung
+ * during the pass queue the work again, so no WQE published before a
+ * write waits for another.
+ */
+static void srdma_udb_work(struct callback_head *cb)
+{
+	struct srdma_qp *qp = container_of(cb, struct srdma_qp, udb.work);
+
+	clear_bit(SRDMA_UDB_QUEUED, &qp->udb.queued);
+	/* The bit is clear before the pass reads the producer index. */
+	smp_mb__after_atomic();
+	if (!READ_ONCE(qp->dead))
+		srdma_qp_doorbell(qp);
+	/* Destroy may free the QP from here on. */
+	if (atomic_dec_and_test(&qp->udb.inflight))
+		wake_up_var(&qp->udb.inflight);
+}
+
+/* Would a work queued on current run soon, and in its context? */
+static bool srdma_udb_task_ok(void)
+{
+	return in_task() &&
+	       !(current->flags & (PF_KTHREAD | PF_IO_WORKER | PF_EXITING));
+}
+
+/*
+ * Ring @qp's doorbell from the eventfd's wake-up.
+ * Context: interrupts off, under rcu_read_lock() (which keeps @qp alive).
+ */
+static void srdma_udb_ring(struct srdma_qp *qp)
+{
+	/* A work already queued has yet to read the producer index. */
+	if (test_and_set_bit(SRDMA_UDB_QUEUED, &qp->udb.queued))
+		return;
+	atomic_inc(&qp->udb.inflight);
+	if (srdma_udb_task_ok() &&
+	    !task_work_add(current, &qp->udb.work, TWA_RESUME))
+		return;
+	clear_bit(SRDMA_UDB_QUEUED, &qp->udb.queued);
+	atomic_dec(&qp->udb.inflight);
+	tasklet_schedule(&qp->tx_tasklet);
+}
+
+/*
+ * The eventfd's wake-up: eventfd_write() calls it with the eventfd's wait
+ * queue lock held and interrupts off, the count just raised by the value
+ * written. The count is taken back at once, so each write is read alone.
+ */
+static int srdma_udb_wake(struct wait_queue_entry *wait, unsigned int mode,
+			  int sync, void *key)
+{
+	struct srdma_ucontext *uc = container_of(wait, struct srdma_ucontext,
+						 udb.wait);
+	struct srdma_dev *sdev = to_sdev(uc->ibuc.device);
+	struct srdma_qp *qp;
+	u64 qpn;
+
+	/* A read (EPOLLOUT) or the last close (EPOLLHUP) rings nothing. */
+	if (!(key_to_poll(key) & EPOLLIN))
+		return 0;
+	eventfd_ctx_do_read(uc->udb.efd, &qpn);
+	if (qpn > SRDMA_QPN_MASK)
+		return 0;
+	rcu_read_lock();
+	qp = xa_load(&sdev->qp_xa, qpn);
+	/* Only the context's own QPs; others' numbers are ignored. */
+	if (qp && qp->uctx == uc && !READ_ONCE(qp->dead))
+		srdma_udb_ring(qp);
+	rcu_read_unlock();
+	return 0;
+}
+
+/* vfs_poll()'s callback: put the context's entry on the eventfd's queue. */
+static void srdma_udb_queue(struct file *file, wait_queue_head_t *wqh,
+			    poll_table *pt)
+{
+	struct srdma_ucontext *uc = container_of(pt, struct srdma_ucontext,
+						 udb.pt);
+
+	add_wait_queue(wqh, &uc->udb.wait);
+}
+
+/**
+ * srdma_udb_attach() - Watch a process's doorbell eventfd
+ * @uc: the process's new context
+ * @fd: the eventfd, a file descriptor of the calling process
+ *
+ * Context: process context (the ALLOC_UCONTEXT command); may sleep.
+ * Return: 0; -EBADF or -EINVAL when @fd is not an eventfd; -EBUSY when
+ * another context watches it already.
+ */
+int srdma_udb_attach(struct srdma_ucontext *uc, int fd)
+{
+	struct srdma_udb *u;
+	struct eventfd_ctx *efd;
+	struct file *file;
+	int err = 0;
+
+	file = eventfd_fget(fd);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	efd = eventfd_ctx_fileget(file);
+	if (IS_ERR(efd)) {
+		err = PTR_ERR(efd);
+		goto out_fput;
+	}
+
+	mutex_lock(&srdma_udb_lock);
+	list_for_each_entry(u, &srdma_udb_list, entry) {
+		/* A second watcher would take the first one's values. */
+		if (u->efd == efd) {
+			err = -EBUSY;
+			break;
+		}
+	}
+	if (!err) {
+		uc->udb.efd = efd;
+		init_waitqueue_func_entry(&uc->udb.wait, srdma_udb_wake);
+		init_poll_funcptr(&uc->udb.pt, srdma_udb_queue);
+		list_add(&uc->udb.entry, &srdma_udb_list);
+		vfs_poll(file, &uc->udb.pt);
+	}
+	mutex_unlock(&srdma_udb_lock);
+	if (err)
+		eventfd_ctx_put(efd);
+out_fput:
+	fput(file);
+	return err;
+}
+
+/**
+ * srdma_udb_detach() - Stop watching a context's doorbell eventfd
+ * @uc: the context; nothing if it has none
+ *
+ * When this returns, no wake-up of the eventfd runs for @uc any more.
+ *
+ * Context: process context; may sleep.
+ */
+void srdma_udb_detach(struct srdma_ucontext *uc)
+{
+	u64 cnt;
+
+	if (!uc->udb.efd)
+		return;
+	eventfd_ctx_remove_wait_queue(uc->udb.efd, &uc->udb.wait, &cnt);
+	mutex_lock(&srdma_udb_lock);
+	list_del(&uc->udb.entry);
+	mutex_unlock(&srdma_udb_lock);
+	eventfd_ctx_put(uc->udb.efd);
+	uc->udb.efd = NULL;
+}
+
+/**
+ * srdma_udb_qp_init() - Set up a new QP's doorbell by eventfd
+ * @qp: the QP
+ * @udata: the create command's udata; NULL for an in-kernel QP
+ *
+ * Context: process context.
+ */
+void srdma_udb_qp_init(struct srdma_qp *qp, struct ib_udata *udata)
+{
+	if (udata)
+		qp->uctx = rdma_udata_to_drv_context(udata,
+						     struct srdma_ucontext,
+						     ibuc);
+	init_task_work(&qp->udb.work, srdma_udb_work);
+	atomic_set(&qp->udb.inflight, 0);
+}
+
+/**
+ * srdma_udb_qp_quiesce() - Wait for a dying QP's doorbell works
+ * @qp: the QP, out of the device's QP table and an RCU grace period past
+ *	it, so srdma_udb_wake() no longer finds it
+ *
+ * Context: process context; may sleep.
+ */
+void srdma_udb_qp_quiesce(struct srdma_qp *qp)
+{
+	wait_var_event(&qp->udb.inflight, !atomic_read(&qp->udb.inflight));
+}
+
+/**
+ * srdma_udb_exit() - Let the last doorbell works return
+ *
+ * Every device is gone, so every work has run; one may still be on its
+ * last instructions, in the module's text, after it dropped its count.
+ * RCU Tasks waits until every task has been in user mode or switched
+ * voluntarily since, which none does inside srdma_udb_work().
+ *
+ * Context: module exit; sleeps.
+ */
+void srdma_udb_exit(void)
+{
+	synchronize_rcu_tasks();
+}
