@@ -169,13 +169,24 @@ struct srdma_udb {
 /**
  * struct srdma_udb_qp - a process QP's doorbell by eventfd (srdma_udb.c)
  * @work: runs the doorbell when its task returns to user mode
+ * @lock: guards @qp and @running
+ * @qp: the QP; NULL once destroy has begun
+ * @running: doorbells of @work running a pass; destroy waits for 0
  * @queued: bit 0 while @work is queued and has not begun
- * @inflight: @work queued or running; destroy waits for 0
+ * @owner: the task @work is queued on (a hint, compared only)
+ * @ref: the QP's reference and one per queued @work
+ *
+ * Allocated apart from the QP: a queued @work may outlive it, since
+ * nothing makes a task return to user mode.
  */
 struct srdma_udb_qp {
 	struct callback_head work;
+	spinlock_t lock; /* see above */
+	struct srdma_qp *qp;
+	unsigned int running;
 	unsigned long queued;
-	atomic_t inflight;
+	struct task_struct *owner;
+	refcount_t ref;
 };
 
 /**
@@ -480,7 +491,7 @@ struct srdma_sqpoll_qp {
  * @sq_sig_all: every send WQE generates a completion
  * @is_user: the rings are mapped into a process
  * @uctx: the process's context; NULL for an in-kernel QP
- * @udb: the doorbell by the context's eventfd
+ * @udb: the doorbell by the context's eventfd; NULL for an in-kernel QP
  */
 struct srdma_qp {
 	struct ib_qp ibqp;
@@ -511,7 +522,7 @@ struct srdma_qp {
 	bool sq_sig_all;
 	bool is_user;
 	struct srdma_ucontext *uctx;
-	struct srdma_udb_qp udb;
+	struct srdma_udb_qp *udb;
 };
 
 static inline struct srdma_dev *to_sdev(struct ib_device *ibdev)
@@ -711,8 +722,8 @@ void srdma_txg_exit(void);
 /* srdma_udb.c */
 int srdma_udb_attach(struct srdma_ucontext *uc, int fd);
 void srdma_udb_detach(struct srdma_ucontext *uc);
-void srdma_udb_qp_init(struct srdma_qp *qp, struct ib_udata *udata);
-void srdma_udb_qp_quiesce(struct srdma_qp *qp);
+int srdma_udb_qp_init(struct srdma_qp *qp, struct ib_udata *udata);
+void srdma_udb_qp_release(struct srdma_qp *qp);
 void srdma_udb_exit(void);
 
 /* srdma_sqpoll.c */

@@ -200,7 +200,6 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	timer_setup(&qp->rnr_timer, srdma_comp_rnr_timeout, 0);
 	timer_setup(&qp->probe_timer, srdma_req_probe_timeout, 0);
 	tasklet_setup(&qp->tx_tasklet, srdma_qp_tasklet);
-	srdma_udb_qp_init(qp, udata);
 	INIT_LIST_HEAD(&qp->sqpoll.entry);
 	qp->sqpoll.sample_cpu = -1;
 	for (i = 0; i < SRDMA_TX_STREAMS; i++)
@@ -225,11 +224,14 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = srdma_qp_alloc_transport(qp, init->qp_type);
 	if (err)
 		goto err_destroy_rq;
-
-	/* Last: from here on, packets find the QP. */
-	err = srdma_qp_alloc_qpn(sdev, qp, init->qp_type);
+	err = srdma_udb_qp_init(qp, udata);
 	if (err)
 		goto err_free_transport;
+
+	/* Last: from here on, packets and doorbells find the QP. */
+	err = srdma_qp_alloc_qpn(sdev, qp, init->qp_type);
+	if (err)
+		goto err_release_udb;
 
 	if (udata) {
 		err = srdma_qp_copy_resp(qp, udata);
@@ -244,7 +246,8 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 err_free_qpn:
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
 	synchronize_rcu();
-	srdma_udb_qp_quiesce(qp);
+err_release_udb:
+	srdma_udb_qp_release(qp);
 err_free_transport:
 	srdma_qp_free_transport(qp);
 err_destroy_rq:
@@ -284,8 +287,8 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	srdma_mcast_detach_qp(qp);
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
 	synchronize_rcu();
-	/* Nor a doorbell by eventfd: wait for those rung before. */
-	srdma_udb_qp_quiesce(qp);
+	/* Nor a doorbell by eventfd; wait for the passes of those before. */
+	srdma_udb_qp_release(qp);
 	del_timer_sync(&qp->retrans_timer);
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->probe_timer);

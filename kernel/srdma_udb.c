@@ -29,29 +29,33 @@
  * sending needs bottom halves enabled), and a softirq raised there would
  * run in ksoftirqd, a context switch away: the task's own return to user
  * mode is the earliest place with the doorbell command's context, and the
- * system call does not return before the pass has run, as with the
- * command.
+ * write() does not return before the pass has run, as with the command.
+ * One work per QP is queued at a time: a second writer that finds it
+ * queued on another task also schedules the QP's tasklet, rather than
+ * wait for that task.
  *
  * Lifetimes, and who waits for whom:
  *
  *   - The wait queue entry is removed (srdma_udb_detach()) under the wait
  *     queue's lock, so no srdma_udb_wake() runs once it is gone.
- *   - srdma_udb_wake() finds the QP under RCU; destroy removes the QP from
- *     the device's table and waits for a grace period before it waits for
- *     the QP's work (srdma_udb_qp_quiesce()), so a work is either counted
- *     in udb.inflight by then or never queued.
- *   - The work's task runs it before it returns to user mode or exits
- *     (get_signal() and do_exit() run pending task work), and that task
- *     cannot be the one destroying the QP: destroy is a system call of a
- *     task in user mode, or the device's removal.
- *   - The module: its exit unregisters every device, which destroys every
- *     QP, which waits for every work; a work may still be returning from
- *     its last instructions, which synchronize_rcu_tasks() in
- *     srdma_udb_exit() waits for.
+ *   - srdma_udb_wake() finds the QP under RCU: destroy removes the QP
+ *     from the device's table and waits for a grace period first.
+ *   - Nothing makes a task return to user mode: it may block in the same
+ *     system call after the write (a writev() whose next buffer faults
+ *     on a FUSE file; an io_uring submission that also closes the uverbs
+ *     file, whose release is task work queued behind ours and destroys
+ *     the QP). So destroy never waits for a queued work: the work lives
+ *     in struct srdma_udb_qp, apart from the QP, with a reference of its
+ *     own, and destroy only takes the QP away from it and waits for a
+ *     pass the work may be running (srdma_udb_qp_release()).
+ *   - The module: each queued work holds a module reference (a task that
+ *     never returns makes rmmod fail, not hang), and module exit waits
+ *     for an RCU Tasks grace period, for a work still on its last
+ *     instructions after it dropped its reference.
  *
  * A write from a task that will not return to user mode (a kernel thread,
- * an io_uring worker) or outside task context falls back to the QP's
- * tasklet.
+ * an io_uring or vhost worker) or outside task context falls back to the
+ * QP's tasklet.
  */
 
 #include <linux/file.h>
@@ -69,31 +73,51 @@ static DEFINE_MUTEX(srdma_udb_lock);
 /* srdma_udb_qp.queued */
 #define SRDMA_UDB_QUEUED	0
 
+/* Tasks whose queued task work runs late or never. */
+#ifdef PF_USER_WORKER
+#define SRDMA_UDB_NO_TASK_WORK	(PF_KTHREAD | PF_IO_WORKER | PF_USER_WORKER | \
+				 PF_EXITING)
+#else
+#define SRDMA_UDB_NO_TASK_WORK	(PF_KTHREAD | PF_IO_WORKER | PF_EXITING)
+#endif
+
+static void srdma_udb_put(struct srdma_udb_qp *u)
+{
+	if (refcount_dec_and_test(&u->ref))
+		kfree(u);
+}
+
 /*
- * Run a process QP's doorbell, queued by srdma_udb_wake() on the task
+ * Run a process QP's doorbell, queued by srdma_udb_ring() on the task
  * that rang it. Clearing the bit before the pass lets a doorbell rung
  * during the pass queue the work again, so no WQE published before a
  * write waits for another.
  */
 static void srdma_udb_work(struct callback_head *cb)
 {
-	struct srdma_qp *qp = container_of(cb, struct srdma_qp, udb.work);
+	struct srdma_udb_qp *u = container_of(cb, struct srdma_udb_qp, work);
+	struct srdma_qp *qp;
 
-	clear_bit(SRDMA_UDB_QUEUED, &qp->udb.queued);
+	WRITE_ONCE(u->owner, NULL);
+	clear_bit(SRDMA_UDB_QUEUED, &u->queued);
 	/* The bit is clear before the pass reads the producer index. */
 	smp_mb__after_atomic();
-	if (!READ_ONCE(qp->dead))
-		srdma_qp_doorbell(qp);
-	/* Destroy may free the QP from here on. */
-	if (atomic_dec_and_test(&qp->udb.inflight))
-		wake_up_var(&qp->udb.inflight);
-}
-
-/* Would a work queued on current run soon, and in its context? */
-static bool srdma_udb_task_ok(void)
-{
-	return in_task() &&
-	       !(current->flags & (PF_KTHREAD | PF_IO_WORKER | PF_EXITING));
+	spin_lock(&u->lock);
+	qp = u->qp;
+	if (qp)
+		u->running++;
+	spin_unlock(&u->lock);
+	if (qp) {
+		if (!READ_ONCE(qp->dead))
+			srdma_qp_doorbell(qp);
+		spin_lock(&u->lock);
+		u->running--;
+		spin_unlock(&u->lock);
+		wake_up_var(&u->running);
+	}
+	srdma_udb_put(u);
+	/* The rest of this function: srdma_udb_exit(). */
+	module_put(THIS_MODULE);
 }
 
 /*
@@ -102,15 +126,29 @@ static bool srdma_udb_task_ok(void)
  */
 static void srdma_udb_ring(struct srdma_qp *qp)
 {
-	/* A work already queued has yet to read the producer index. */
-	if (test_and_set_bit(SRDMA_UDB_QUEUED, &qp->udb.queued))
+	struct srdma_udb_qp *u = qp->udb;
+
+	if (test_and_set_bit(SRDMA_UDB_QUEUED, &u->queued)) {
+		/*
+		 * A work queued and not begun will see the new WQEs, but on
+		 * another task it runs when that task gets to it.
+		 */
+		if (READ_ONCE(u->owner) != current)
+			tasklet_schedule(&qp->tx_tasklet);
 		return;
-	atomic_inc(&qp->udb.inflight);
-	if (srdma_udb_task_ok() &&
-	    !task_work_add(current, &qp->udb.work, TWA_RESUME))
-		return;
-	clear_bit(SRDMA_UDB_QUEUED, &qp->udb.queued);
-	atomic_dec(&qp->udb.inflight);
+	}
+	if (in_task() && !(current->flags & SRDMA_UDB_NO_TASK_WORK) &&
+	    try_module_get(THIS_MODULE)) {
+		refcount_inc(&u->ref);
+		WRITE_ONCE(u->owner, current);
+		if (!task_work_add(current, &u->work, TWA_RESUME))
+			return;
+		WRITE_ONCE(u->owner, NULL);
+		/* Not the last: the QP holds one. */
+		refcount_dec(&u->ref);
+		module_put(THIS_MODULE);
+	}
+	clear_bit(SRDMA_UDB_QUEUED, &u->queued);
 	tasklet_schedule(&qp->tx_tasklet);
 }
 
@@ -137,7 +175,7 @@ static int srdma_udb_wake(struct wait_queue_entry *wait, unsigned int mode,
 	rcu_read_lock();
 	qp = xa_load(&sdev->qp_xa, qpn);
 	/* Only the context's own QPs; others' numbers are ignored. */
-	if (qp && qp->uctx == uc && !READ_ONCE(qp->dead))
+	if (qp && qp->uctx == uc && qp->udb && !READ_ONCE(qp->dead))
 		srdma_udb_ring(qp);
 	rcu_read_unlock();
 	return 0;
@@ -225,40 +263,73 @@ void srdma_udb_detach(struct srdma_ucontext *uc)
 
 /**
  * srdma_udb_qp_init() - Set up a new QP's doorbell by eventfd
- * @qp: the QP
- * @udata: the create command's udata; NULL for an in-kernel QP
+ * @qp: the QP, not yet in the device's table
+ * @udata: the create command's udata; NULL for an in-kernel QP, which
+ *	gets none
  *
- * Context: process context.
+ * Context: process context; may sleep.
+ * Return: 0 or -ENOMEM.
  */
-void srdma_udb_qp_init(struct srdma_qp *qp, struct ib_udata *udata)
+int srdma_udb_qp_init(struct srdma_qp *qp, struct ib_udata *udata)
 {
-	if (udata)
-		qp->uctx = rdma_udata_to_drv_context(udata,
-						     struct srdma_ucontext,
-						     ibuc);
-	init_task_work(&qp->udb.work, srdma_udb_work);
-	atomic_set(&qp->udb.inflight, 0);
+	struct srdma_udb_qp *u;
+
+	if (!udata)
+		return 0;
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u)
+		return -ENOMEM;
+	init_task_work(&u->work, srdma_udb_work);
+	spin_lock_init(&u->lock);
+	u->qp = qp;
+	refcount_set(&u->ref, 1);
+	qp->udb = u;
+	qp->uctx = rdma_udata_to_drv_context(udata, struct srdma_ucontext,
+					     ibuc);
+	return 0;
+}
+
+static bool srdma_udb_idle(struct srdma_udb_qp *u)
+{
+	bool idle;
+
+	spin_lock(&u->lock);
+	idle = !u->running;
+	spin_unlock(&u->lock);
+	return idle;
 }
 
 /**
- * srdma_udb_qp_quiesce() - Wait for a dying QP's doorbell works
- * @qp: the QP, out of the device's QP table and an RCU grace period past
+ * srdma_udb_qp_release() - Take a dying QP away from its doorbell work
+ * @qp: the QP, out of the device's table and an RCU grace period past
  *	it, so srdma_udb_wake() no longer finds it
+ *
+ * A work still queued runs later without the QP; a pass it runs now is
+ * waited for.
  *
  * Context: process context; may sleep.
  */
-void srdma_udb_qp_quiesce(struct srdma_qp *qp)
+void srdma_udb_qp_release(struct srdma_qp *qp)
 {
-	wait_var_event(&qp->udb.inflight, !atomic_read(&qp->udb.inflight));
+	struct srdma_udb_qp *u = qp->udb;
+
+	if (!u)
+		return;
+	spin_lock(&u->lock);
+	u->qp = NULL;
+	spin_unlock(&u->lock);
+	wait_var_event(&u->running, srdma_udb_idle(u));
+	qp->udb = NULL;
+	srdma_udb_put(u);
 }
 
 /**
  * srdma_udb_exit() - Let the last doorbell works return
  *
- * Every device is gone, so every work has run; one may still be on its
- * last instructions, in the module's text, after it dropped its count.
- * RCU Tasks waits until every task has been in user mode or switched
- * voluntarily since, which none does inside srdma_udb_work().
+ * The module's references are gone, so every work has run; one may still
+ * be on its last instructions, in the module's text, after it dropped its
+ * reference. RCU Tasks waits until every task has been in user mode or
+ * switched voluntarily since, which none does inside srdma_udb_work().
  *
  * Context: module exit; sleeps.
  */

@@ -42,7 +42,10 @@ int srdma_doorbell(struct ibv_qp *ibqp, bool send)
 	void *cmd;
 	size_t len;
 
-	/* A failed write (the process closed the fd) falls back. */
+	/*
+	 * A failed write (the process closed the fd) falls back; a process
+	 * that closed it and reused the number breaks its own doorbells.
+	 */
 	if (send && ctx->db_fd >= 0 &&
 	    write(ctx->db_fd, &qpn, sizeof(qpn)) == sizeof(qpn))
 		return 0;

@@ -11,11 +11,19 @@
 //
 // Topology and environment as for rc_test.cc (tests/guest/pair.sh).
 
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -353,6 +361,65 @@ TEST_F(HostileTest, DoorbellEventfdRingsOnlyItsContextsQps) {
   EXPECT_EQ(wc[0].wr_id, 99u);
   EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
   EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 4096), 0);
+  ExpectHealthyPairWorks();
+}
+
+// A thread writes a QP's number to the doorbell eventfd and then blocks
+// in the same system call: a writev() whose second buffer faults on a page
+// that userfaultfd holds. The QP's doorbell work is queued on that thread
+// and cannot run until it returns to user mode. Destroying the QP from
+// another thread must not wait for it; the work runs later, without the
+// QP.
+TEST_F(HostileTest, DestroyDoesNotWaitForADoorbellNotYetRun) {
+  End x, y;
+  ASSERT_TRUE(MakeEnd(a_dev_, &x, 4096));
+  ASSERT_TRUE(MakeEnd(b_dev_, &y, 4096));
+  ASSERT_EQ(Connect(&x, &y, mtu_, {}), 0);
+  ASSERT_EQ(Connect(&y, &x, mtu_, {}), 0);
+  int fd = hostile_db_fd(x.qp->context);
+  if (fd < 0) GTEST_SKIP() << "the kernel watches no doorbell eventfd";
+  int uffd = int(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+  if (uffd < 0) GTEST_SKIP() << "userfaultfd: " << strerror(errno);
+  uffdio_api api = {};
+  api.api = UFFD_API;
+  ASSERT_EQ(ioctl(uffd, UFFDIO_API, &api), 0) << strerror(errno);
+  size_t page = size_t(sysconf(_SC_PAGESIZE));
+  void* held = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(held, MAP_FAILED);
+  uffdio_register reg = {};
+  reg.range.start = uintptr_t(held);
+  reg.range.len = page;
+  reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+  ASSERT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0) << strerror(errno);
+
+  uint64_t qpn = x.qp->qp_num;
+  iovec iov[2] = {{&qpn, sizeof(qpn)}, {held, sizeof(qpn)}};
+  std::atomic<bool> returned{false};
+  std::thread writer([&] {
+    writev(fd, iov, 2);
+    returned = true;
+  });
+  pollfd p = {uffd, POLLIN, 0};
+  bool blocked = poll(&p, 1, 10000) == 1;
+  if (blocked) {
+    uffd_msg msg;
+    EXPECT_EQ(read(uffd, &msg, sizeof(msg)), ssize_t(sizeof(msg)));
+    EXPECT_FALSE(returned);
+    auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(ibv_destroy_qp(x.qp), 0);
+    x.qp = nullptr;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+    EXPECT_FALSE(returned) << "the writer was let go before the destroy";
+  }
+  // Let the writer go; its queued doorbell then finds no QP.
+  uffdio_zeropage zp = {};
+  zp.range.start = uintptr_t(held);
+  zp.range.len = page;
+  ioctl(uffd, UFFDIO_ZEROPAGE, &zp);
+  writer.join();
+  munmap(held, page);
+  close(uffd);
+  if (!blocked) GTEST_SKIP() << "the writev() did not block on the held page";
   ExpectHealthyPairWorks();
 }
 

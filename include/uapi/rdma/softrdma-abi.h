@@ -234,12 +234,13 @@ struct srdma_cqe {
  * of this context's QPs rings that QP's SQ doorbell, as a POST_SEND command
  * without work requests does, at a fraction of the cost of a uverbs
  * command. The kernel takes the value back from the counter at each
- * write, so the process never reads the eventfd; a value that names no QP
- * of the context is ignored. Unlike the command, the write reports no
- * error: a QP in the error state, or a device that went away, is seen in
- * completions and events. The response's comp_mask says whether the kernel
- * watches the eventfd (SRDMA_ALLOC_UCONTEXT_RESP_DOORBELL_FD); if not, the
- * command is the doorbell.
+ * write (in semaphore mode only 1, which names no QP), so the process
+ * never reads the eventfd; a value that names no QP of the context is
+ * ignored. Unlike the command, the write reports no error: a QP in the
+ * error state, or a device that went away, is seen in completions and
+ * events. The response's comp_mask says whether the kernel watches the
+ * eventfd (SRDMA_ALLOC_UCONTEXT_RESP_DOORBELL_FD); if not, the command is
+ * the doorbell.
  */
 struct srdma_alloc_ucontext_req {
 	__u32 comp_mask;		/* SRDMA_ALLOC_UCONTEXT_* */
