@@ -228,24 +228,24 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_free_transport;
 
-	/* Last: from here on, packets and doorbells find the QP. */
-	err = srdma_qp_alloc_qpn(sdev, qp, init->qp_type);
-	if (err)
-		goto err_release_udb;
-
 	if (udata) {
 		err = srdma_qp_copy_resp(qp, udata);
 		if (err)
-			goto err_free_qpn;
+			goto err_release_udb;
 	}
+
+	/*
+	 * Last, since nothing may fail after it: from here on, packets and
+	 * doorbells find the QP, and only destroy may take it away.
+	 */
+	err = srdma_qp_alloc_qpn(sdev, qp, init->qp_type);
+	if (err)
+		goto err_release_udb;
 	srdma_qp_dbg(qp, "created, sq %u x %u B, rq %u x %u B\n",
 		     qp->sq.ring.num, qp->sq.ring.stride,
 		     qp->rq.ring.num, qp->rq.ring.stride);
 	return 0;
 
-err_free_qpn:
-	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
-	synchronize_rcu();
 err_release_udb:
 	srdma_udb_qp_release(qp);
 err_free_transport:

@@ -29,10 +29,11 @@
  * sending needs bottom halves enabled), and a softirq raised there would
  * run in ksoftirqd, a context switch away: the task's own return to user
  * mode is the earliest place with the doorbell command's context, and the
- * write() does not return before the pass has run, as with the command.
- * One work per QP is queued at a time: a second writer that finds it
- * queued on another task also schedules the QP's tasklet, rather than
- * wait for that task.
+ * write() that queued the work does not return before the pass has run,
+ * as with the command. One work per QP is queued at a time: a second
+ * writer that finds it queued on another task schedules the QP's tasklet
+ * instead, rather than wait for that task, and its write() may return
+ * before that pass.
  *
  * Lifetimes, and who waits for whom:
  *
@@ -69,6 +70,15 @@
 /* The eventfds being watched; one context per eventfd. */
 static LIST_HEAD(srdma_udb_list);
 static DEFINE_MUTEX(srdma_udb_lock);
+
+/*
+ * srdma_udb_exit() relies on RCU Tasks to wait for a preempted work's last
+ * instructions; without it, synchronize_rcu_tasks() is plain RCU, which
+ * does not wait for a preempted task outside a read-side section.
+ */
+#if IS_ENABLED(CONFIG_PREEMPTION) && !IS_ENABLED(CONFIG_TASKS_RCU)
+#error "softrdma needs CONFIG_TASKS_RCU on a preemptible kernel"
+#endif
 
 /* srdma_udb_qp.queued */
 #define SRDMA_UDB_QUEUED	0
