@@ -588,6 +588,7 @@ static inline struct srdma_ucontext *to_suc(struct ib_ucontext *ibuc)
 extern const struct ib_device_ops srdma_dev_ops;
 
 /* srdma_verbs.c */
+int srdma_udata_cmd(struct ib_udata *udata, void *cmd, size_t size);
 int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata);
 int srdma_query_port(struct ib_device *ibdev, u32 port,

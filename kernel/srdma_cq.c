@@ -33,13 +33,7 @@ static int srdma_cq_cmd_flags(struct ib_udata *udata, u32 *flags)
 	int err;
 
 	*flags = 0;
-	if (!udata || !udata->inlen)
-		return 0;
-	if (udata->inlen > sizeof(cmd) &&
-	    !ib_is_udata_cleared(udata, sizeof(cmd),
-				 udata->inlen - sizeof(cmd)))
-		return -EOPNOTSUPP;
-	err = ib_copy_from_udata(&cmd, udata, min(sizeof(cmd), udata->inlen));
+	err = srdma_udata_cmd(udata, &cmd, sizeof(cmd));
 	if (err)
 		return err;
 	if (cmd.comp_mask ||

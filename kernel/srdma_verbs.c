@@ -234,24 +234,25 @@ void srdma_get_dev_fw_str(struct ib_device *ibdev, char *str)
 		 SRDMA_UVERBS_ABI_VERSION);
 }
 
-/*
- * The command of ALLOC_UCONTEXT: what a process sends of it, the rest read
- * as zero; bits and bytes past what this kernel knows are refused.
+/**
+ * srdma_udata_cmd() - Copy in a process's driver command
+ * @udata: the command's udata; NULL for an in-kernel caller
+ * @cmd: the command, zeroed by the caller: what the process leaves out
+ *	(a shorter command from an older provider, or none) reads as zero
+ * @size: sizeof(*@cmd)
+ *
+ * Context: process context.
+ * Return: 0; -EOPNOTSUPP for non-zero bytes past what this kernel knows;
+ * -EFAULT.
  */
-static int srdma_ucontext_cmd(struct ib_udata *udata,
-			      struct srdma_alloc_ucontext_req *cmd)
+int srdma_udata_cmd(struct ib_udata *udata, void *cmd, size_t size)
 {
-	if (!udata->inlen)
+	if (!udata || !udata->inlen)
 		return 0;
-	if (udata->inlen > sizeof(*cmd) &&
-	    !ib_is_udata_cleared(udata, sizeof(*cmd),
-				 udata->inlen - sizeof(*cmd)))
+	if (udata->inlen > size &&
+	    !ib_is_udata_cleared(udata, size, udata->inlen - size))
 		return -EOPNOTSUPP;
-	if (ib_copy_from_udata(cmd, udata, min(sizeof(*cmd), udata->inlen)))
-		return -EFAULT;
-	if (cmd->comp_mask & ~SRDMA_ALLOC_UCONTEXT_DOORBELL_FD)
-		return -EOPNOTSUPP;
-	return 0;
+	return ib_copy_from_udata(cmd, udata, min(size, udata->inlen));
 }
 
 /**
@@ -279,9 +280,11 @@ int srdma_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 
 	if (udata->outlen < sizeof(resp))
 		return -EINVAL;
-	err = srdma_ucontext_cmd(udata, &cmd);
+	err = srdma_udata_cmd(udata, &cmd, sizeof(cmd));
 	if (err)
 		return err;
+	if (cmd.comp_mask & ~SRDMA_ALLOC_UCONTEXT_DOORBELL_FD)
+		return -EOPNOTSUPP;
 	if (cmd.comp_mask & SRDMA_ALLOC_UCONTEXT_DOORBELL_FD) {
 		err = srdma_udb_attach(uc, cmd.doorbell_fd);
 		if (err)

@@ -333,16 +333,7 @@ TEST_F(HostileTest, DoorbellEventfdRingsOnlyItsContextsQps) {
   // b_'s provider believes the kernel polls its SQ: the post rings nothing.
   hostile_sq_ctrl(b_.qp)->kstate |= SRDMA_RING_KSTATE_POLLING;
   Fill(b_.buf, 0, 4096, 7);
-  ibv_sge sge = {(uintptr_t)b_.buf.data(), 4096, b_.mr->lkey};
-  ibv_send_wr wr = {}, *bad;
-  wr.wr_id = 99;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = (uintptr_t)a_.buf.data();
-  wr.wr.rdma.rkey = a_.mr->rkey;
-  ASSERT_EQ(ibv_post_send(b_.qp, &wr, &bad), 0);
+  ASSERT_EQ(PostRdma(&b_, &a_, IBV_WR_RDMA_WRITE, 99, 0, 4096), 0);
 
   const uint64_t values[] = {b_.qp->qp_num, 0, 1, 0xffffff, 0x1000000,
                              a_.qp->qp_num + 4321, UINT64_MAX - 1};
