@@ -110,9 +110,25 @@ load() {
 		sleep 0.1
 		t=$((t - 1))
 	done
-	kill -9 $spid $cpid 2>/dev/null
-	wait $spid $cpid 2>/dev/null
+	stop_traffic "$sdev" "$cdev" $spid $cpid
 	return $rc
+}
+
+# stop_traffic SDEV CDEV PID...: end the ib_write_bw of both devices
+# and the timeout above each, found by name: a signal to the background
+# job's PID reaches only the shell running it, which would leave its
+# ib_write_bw running and holding the module. SIGTERM first, then, for a
+# process that outlives it by 2 s, SIGKILL.
+stop_traffic() {
+	local pat="ib_write_bw -d ($1|$2) " t=20
+	shift 2
+	pkill -f "$pat" 2>/dev/null
+	while [ $t -gt 0 ] && pgrep -f "$pat" >/dev/null; do
+		sleep 0.1
+		t=$((t - 1))
+	done
+	pkill -9 -f "$pat" 2>/dev/null
+	wait "$@" 2>/dev/null
 }
 
 # retry_exceeded NAME: the client's WQEs ended with IBV_WC_RETRY_EXC_ERR

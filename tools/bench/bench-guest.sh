@@ -91,12 +91,7 @@ ip -n bb link set vb up
 devs=("ba srdma_a va" "bb srdma_b vb")
 if [ "${BENCH_ONE_DEVICE:-0}" = 1 ]; then
 	cols+=(softrdma-1dev)
-	ip netns add bl
-	ip -n bl link set lo up
-	ip link add vl0 netns bl type veth peer name vl1 netns bl
-	ip -n bl addr add 10.83.0.1/24 dev vl0
-	ip -n bl link set vl0 up
-	ip -n bl link set vl1 up
+	one_device_netns bl vl0 10.83.0.1/24 || die "cannot set up netns bl"
 	devs+=("bl srdma_l vl0")
 fi
 for dev in "${devs[@]}"; do

@@ -3,11 +3,16 @@
 #
 # Run rdma-core's and perftest's client/server tools between two RDMA
 # devices, each end in any network namespace. Sourced by
-# tests/guest/perftest.sh and tools/bench/bench-guest.sh.
+# tests/guest/perftest.sh, tests/guest/teardown.sh and the scripts of
+# tools/bench/.
 #
 #   gid_index DEV IPV4      index of DEV's RoCEv2 GID for IPV4
 #   wait_gid DEV IPV4       the same, waiting up to 20 s for the GID
 #   in_ns NS CMD...         CMD in netns NS ("" is the initial one)
+#   one_device_netns NS IF CIDR
+#                           netns NS with a veth pair IF/IF's peer (IF
+#                           with 1 for its last character), IF at CIDR:
+#                           both ends of a one-device run
 #   pt_run NAME SRV_NS SRV_DEV CLI_NS CLI_DEV SRV_IP TOOL [ARGS...]
 #                           TOOL as server and client; outputs in
 #                           $PT_LOG/NAME.srv and $PT_LOG/NAME.cli
@@ -99,6 +104,17 @@ in_ns() {
 	else
 		"$@"
 	fi
+}
+
+one_device_netns() {
+	local ns=$1 ifa=$2 cidr=$3
+	local ifb=${ifa%?}1
+	ip netns add "$ns" &&
+		ip -n "$ns" link set lo up &&
+		ip link add "$ifa" netns "$ns" type veth peer name "$ifb" netns "$ns" &&
+		ip -n "$ns" addr add "$cidr" dev "$ifa" &&
+		ip -n "$ns" link set "$ifa" up &&
+		ip -n "$ns" link set "$ifb" up
 }
 
 # listening NS PORT: a TCP socket listens on PORT in NS.

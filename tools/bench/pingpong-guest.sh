@@ -32,12 +32,7 @@ pp=$build/tools/srdma_pingpong
 
 cmake --install "$build" >/dev/null
 grep -q '^softrdma ' /proc/modules || load_module "$module"
-ip netns add bl
-ip -n bl link set lo up
-ip link add vl0 netns bl type veth peer name vl1 netns bl
-ip -n bl addr add 10.83.0.1/24 dev vl0
-ip -n bl link set vl0 up
-ip -n bl link set vl1 up
+one_device_netns bl vl0 10.83.0.1/24
 ip netns exec bl rdma link add srdma_l type softrdma netdev vl0
 ip link add veth0 type veth peer name veth1
 ip addr add 10.81.0.1/24 dev veth0
