@@ -187,6 +187,12 @@ const struct ib_device_ops srdma_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, srdma_ucontext, ibuc),
 };
 
+/*
+ * Allocate and register a device. It is visible, and may be unregistered
+ * by "rdma link delete", from inside ib_register_device(): it is returned
+ * with a reference on its struct device, which keeps the memory (not the
+ * device) alive until the caller's put_device().
+ */
 static struct srdma_dev *srdma_dev_create(const char *name,
 					  struct net_device *ndev)
 {
@@ -240,10 +246,14 @@ static struct srdma_dev *srdma_dev_create(const char *name,
 	if (err)
 		goto err_dealloc;
 
+	get_device(&sdev->ibdev.dev);
 	/* dma_device NULL: the core stores kernel virtual addresses. */
 	err = ib_register_device(&sdev->ibdev, name, NULL);
-	if (err)
-		goto err_dealloc;
+	if (err) {
+		ib_dealloc_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+		return ERR_PTR(err);
+	}
 	return sdev;
 
 err_dealloc:
@@ -263,7 +273,7 @@ err_dealloc:
 static int srdma_newlink(const char *name, struct net_device *ndev)
 {
 	struct srdma_dev *sdev;
-	bool dup;
+	bool dup, live;
 	int err = 0;
 
 	if (ndev->type != ARPHRD_ETHER && ndev->type != ARPHRD_LOOPBACK &&
@@ -297,16 +307,25 @@ static int srdma_newlink(const char *name, struct net_device *ndev)
 	 * wait for our reference forever (or the device would listen in the
 	 * wrong namespace). Under RTNL either the notifier has run (and
 	 * reg_state or the namespace says so) or it will run and find the
-	 * device on the list.
+	 * device on the list. A device that "rdma link delete" unregistered
+	 * meanwhile is not listed; one that it has yet to unregister waits
+	 * for the reference taken here (ib_device_try_get()).
 	 */
 	rtnl_lock();
-	spin_lock(&srdma_devs_lock);
-	list_add_tail(&sdev->list, &srdma_devs);
-	spin_unlock(&srdma_devs_lock);
-	if (ndev->reg_state != NETREG_REGISTERED || srdma_net_dev_moved(sdev))
-		ib_unregister_device_queued(&sdev->ibdev);
+	live = ib_device_try_get(&sdev->ibdev);
+	if (live) {
+		spin_lock(&srdma_devs_lock);
+		list_add_tail(&sdev->list, &srdma_devs);
+		spin_unlock(&srdma_devs_lock);
+		if (ndev->reg_state != NETREG_REGISTERED ||
+		    srdma_net_dev_moved(sdev))
+			ib_unregister_device_queued(&sdev->ibdev);
+		ib_device_put(&sdev->ibdev);
+	}
 	rtnl_unlock();
-	ibdev_info(&sdev->ibdev, "added on %s\n", netdev_name(ndev));
+	if (live)
+		ibdev_info(&sdev->ibdev, "added on %s\n", netdev_name(ndev));
+	put_device(&sdev->ibdev.dev);
 
 out_unlock:
 	mutex_unlock(&srdma_link_mutex);
