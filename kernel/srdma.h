@@ -242,8 +242,9 @@ struct srdma_ah {
  *	is valid between REG_MR and its invalidation
  * @state_lock: makes each change of @valid and @key by REG_MR, a bind or
  *	an invalidation one step with the test of the state it depends on;
- *	lookups read them without it (acquire/release). Taken under a QP's
- *	lock, bottom halves disabled
+ *	MR lookups read them without it (acquire/release), a window's
+ *	R_Key resolution (srdma_rkey_get()) with it. Taken with bottom
+ *	halves disabled, under a QP's lock or its resp_lock
  * @fast: a fast-registration MR (alloc_mr), with @fr_pages
  * @umem: pinned user pages, or NULL for a DMA or fast-registration MR
  * @pages: @umem's pages in order, for O(1) lookup by offset
@@ -650,6 +651,7 @@ void srdma_mr_copy(const struct srdma_mr *mr, u64 iova, void *buf, u32 len,
 		   bool to_mr);
 int srdma_mr_copy_from_skb(const struct srdma_mr *mr, u64 iova,
 			   const struct sk_buff *skb, int off, u32 len);
+bool srdma_mr_atomic_aligned(const struct srdma_mr *mr, u64 iova);
 u64 srdma_mr_atomic(const struct srdma_mr *mr, u64 iova, bool cmp_swap,
 		    u64 compare, u64 swap_add);
 struct ib_mr *srdma_get_dma_mr(struct ib_pd *ibpd, int access);

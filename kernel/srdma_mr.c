@@ -17,10 +17,14 @@
 
 #include <linux/highmem.h>
 #include <linux/random.h>
+#include <linux/sched/clock.h>
 #include <linux/skbuff.h>
 #include <rdma/ib_umem.h>
 
 #include "srdma.h"
+
+/* The longest an invalidation waits for accesses in flight (nanoseconds). */
+#define SRDMA_MR_QUIESCE_NS	(10 * NSEC_PER_MSEC)
 
 #define SRDMA_KEY_INDEX_SHIFT	8
 #define SRDMA_KEY_INDEX_MAX	((1U << 24) - 1)
@@ -156,7 +160,8 @@ bool srdma_mr_check(const struct srdma_mr *mr, const struct ib_pd *pd,
 	u64 start = mr->ibmr.iova;
 
 	/* A window's key names no local memory (srdma_rkey_get()). */
-	if (mr->mw_type || mr->ibmr.pd != pd || !READ_ONCE(mr->valid))
+	/* Acquire: a fast registration's fields were written before valid. */
+	if (mr->mw_type || mr->ibmr.pd != pd || !smp_load_acquire(&mr->valid))
 		return false;
 	if ((mr->access & access) != access)
 		return false;
@@ -302,14 +307,41 @@ int srdma_mr_copy_from_skb(const struct srdma_mr *mr, u64 iova,
 }
 
 /**
- * srdma_mr_atomic() - Execute an atomic operation on registered memory
+ * srdma_mr_atomic_aligned() - Is an atomic's target aligned in memory?
  * @mr: the MR
  * @iova: 8-byte aligned address in the MR (range already checked)
+ *
+ * An MR's addresses need not keep the low bits of the memory they map (a
+ * user MR registered at an iova of its own, a zero-based window): an
+ * aligned @iova may still name memory that no 8-byte atomic may target,
+ * and whose 8 bytes may cross into the next page.
+ *
+ * Context: any.
+ * Return: true when the 8 bytes at @iova are naturally aligned in memory.
+ */
+bool srdma_mr_atomic_aligned(const struct srdma_mr *mr, u64 iova)
+{
+	u64 off;
+
+	if (mr->fast)
+		off = iova - ALIGN_DOWN(mr->ibmr.iova, mr->ibmr.page_size);
+	else if (mr->umem)
+		off = iova - mr->ibmr.iova + mr->page_offset;
+	else
+		off = iova;
+	return IS_ALIGNED(off, sizeof(u64));
+}
+
+/**
+ * srdma_mr_atomic() - Execute an atomic operation on registered memory
+ * @mr: the MR
+ * @iova: address in the MR (range already checked) whose 8 bytes are
+ *	aligned in memory (srdma_mr_atomic_aligned())
  * @cmp_swap: true for compare-and-swap, false for fetch-and-add
  * @compare: the compare operand
  * @swap_add: the swap or add operand
  *
- * The 8 bytes never cross a page since @iova is aligned. Atomic with
+ * The 8 bytes never cross a page since they are aligned. Atomic with
  * respect to every other atomic of this device on the same address
  * (IBTA 9.4.5: atomicity among the operations of this HCA).
  *
@@ -710,6 +742,28 @@ out:
 	return status;
 }
 
+/*
+ * An access that found the MR valid just before its invalidation may still
+ * be moving bytes on another CPU: a responder placing or reading one
+ * packet, holding a reference with preemption off. Wait for it, so that
+ * no byte moves once the invalidation completes and the ULP may remap or
+ * free the pages. Beyond the registration's reference and the caller's,
+ * every reference is such an access; the wait is bounded all the same.
+ */
+static void srdma_mr_quiesce(struct srdma_mr *mr)
+{
+	u64 end = local_clock() + SRDMA_MR_QUIESCE_NS;
+
+	while (refcount_read(&mr->ref) > 2) {
+		if (local_clock() > end) {
+			pr_warn_ratelimited("softrdma: MR key %#x still in use after its invalidation\n",
+					    READ_ONCE(mr->key));
+			return;
+		}
+		cpu_relax();
+	}
+}
+
 /**
  * srdma_mr_invalidate() - Invalidate a fast-registration MR or a window
  * @qp: the QP that asks (LOCAL_INV, or SEND with invalidate)
@@ -721,11 +775,13 @@ out:
  * The test and the change of the key's state are one step under its
  * state_lock: LOCAL_INV, REG_MR and binds (requesters, under qp->lock) and
  * SENDs with invalidate (responders, under qp->resp_lock) of any QP may
- * race for one key, and only one of them may find it valid.
+ * race for one key, and only one of them may find it valid. A
+ * fast-registration MR's invalidation returns once the accesses that
+ * found it valid are done (srdma_mr_quiesce()).
  *
  * Context: the lock of @qp's side that asks held (qp->lock for a
  * LOCAL_INV, qp->resp_lock for a SEND with invalidate); takes the key's
- * state_lock.
+ * state_lock; may spin while another CPU finishes a packet.
  * Return: IB_WC_SUCCESS or the completion error.
  */
 enum ib_wc_status srdma_mr_invalidate(const struct srdma_qp *qp, u32 key)
@@ -748,6 +804,8 @@ enum ib_wc_status srdma_mr_invalidate(const struct srdma_qp *qp, u32 key)
 	}
 out:
 	spin_unlock(&mr->state_lock);
+	if (status == IB_WC_SUCCESS && !mr->mw_type)
+		srdma_mr_quiesce(mr);
 	srdma_mr_put(mr);
 	return status;
 }

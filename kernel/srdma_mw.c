@@ -18,7 +18,8 @@
  * through a window whose MR was deregistered since finds no MR and fails.
  *
  * srdma_rkey_get() resolves the R_Key of a request, MR or window, to the
- * MR whose bytes the request touches.
+ * MR whose bytes the request touches; it reads a window's binding under
+ * the window's state_lock, as one.
  */
 
 #include "srdma.h"
@@ -143,8 +144,8 @@ enum ib_wc_status srdma_mw_bind(struct srdma_qp *qp,
 	/* A type 1 window bound with length 0 is unbound: it stays invalid. */
 	if (w->wr.bind.length) {
 		/*
-		 * Binding before validity: pairs with the acquire in
-		 * srdma_rkey_get(), which reads the binding after the flag.
+		 * Binding before validity, for lockless readers of the flag;
+		 * srdma_rkey_get() reads the binding under state_lock.
 		 */
 		smp_store_release(&km->valid, true);
 	}
@@ -189,7 +190,8 @@ enum ib_wc_status srdma_mw_invalidate(struct srdma_mr *km,
  * (a type 2 window: bound to this QP), the range lies within it, and it
  * grants the access. A window's bytes are those of its MR.
  *
- * Context: any; under qp->resp_lock in the transport.
+ * Context: process or softirq context, not with interrupts disabled;
+ * under qp->resp_lock in the transport. Takes the window's state_lock.
  * Return: the MR, referenced (srdma_mr_put()), or NULL if not allowed.
  */
 struct srdma_mr *srdma_rkey_get(const struct srdma_qp *qp, u32 rkey, u64 va,
@@ -198,13 +200,20 @@ struct srdma_mr *srdma_rkey_get(const struct srdma_qp *qp, u32 rkey, u64 va,
 	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
 	const struct ib_pd *pd = qp->ibqp.pd;
 	struct srdma_mr *km, *mr;
-	u64 start;
+	u64 start, base;
+	u32 parent;
+	bool ok;
 
 	km = srdma_mr_get(sdev, rkey);
 	if (!km)
 		return NULL;
 	if (!km->mw_type) {
-		if (!srdma_mr_check(km, pd, va, len, access)) {
+		/*
+		 * A fast registration may have given the MR another key
+		 * since the lookup: the fields checked are the new key's.
+		 */
+		if (!srdma_mr_check(km, pd, va, len, access) ||
+		    READ_ONCE(km->key) != rkey) {
 			srdma_mr_put(km);
 			return NULL;
 		}
@@ -212,21 +221,29 @@ struct srdma_mr *srdma_rkey_get(const struct srdma_qp *qp, u32 rkey, u64 va,
 		return km;
 	}
 
-	mr = NULL;
+	/*
+	 * The binding is read as one, under the lock a bind or an
+	 * invalidation changes it under, and for this key only: a request
+	 * with the old key must not pass on the new binding, nor mix the
+	 * two.
+	 */
+	spin_lock_bh(&km->state_lock);
 	start = km->ibmr.iova;
-	/* Validity first, then the binding it publishes. */
-	if (!smp_load_acquire(&km->valid) || km->ibmr.pd != pd ||
-	    (km->mw_type == IB_MW_TYPE_2 && km->mw_qpn != qp->ibqp.qp_num) ||
-	    (km->access & access) != access || va < start ||
-	    len > km->ibmr.length || va - start > km->ibmr.length - len)
-		goto out;
-	*mva = km->mw_base + (va - start);
-	mr = srdma_mr_get(sdev, km->mw_parent);
+	ok = READ_ONCE(km->key) == rkey && km->valid && km->ibmr.pd == pd &&
+	     (km->mw_type != IB_MW_TYPE_2 || km->mw_qpn == qp->ibqp.qp_num) &&
+	     (km->access & access) == access && va >= start &&
+	     len <= km->ibmr.length && va - start <= km->ibmr.length - len;
+	base = km->mw_base;
+	parent = km->mw_parent;
+	spin_unlock_bh(&km->state_lock);
+	srdma_mr_put(km);
+	if (!ok)
+		return NULL;
+	*mva = base + (va - start);
+	mr = srdma_mr_get(sdev, parent);
 	if (mr && !srdma_mr_check(mr, pd, *mva, len, 0)) {
 		srdma_mr_put(mr);
 		mr = NULL;
 	}
-out:
-	srdma_mr_put(km);
 	return mr;
 }

@@ -335,10 +335,13 @@ static void srdma_wq_flush(struct srdma_qp *qp, bool send)
 	}
 	prod = smp_load_acquire(&r->ctrl->prod);	/* WQEs below prod */
 	if (!srdma_ring_index_ok(r->own, prod, r->num, false)) {
-		/* A process wrote a corrupt index: flush what is certain. */
+		/*
+		 * A process wrote a corrupt index: flush what is certain,
+		 * the send WQEs the kernel copied already.
+		 */
 		srdma_qp_dbg(qp, "corrupt producer index %u (own %u)\n",
 			     prod, r->own);
-		prod = r->own;
+		prod = send ? qp->req.fetch : r->own;
 	}
 	while (r->own != prod) {
 		const void *slot = r->buf + srdma_ring_slot(r->own, r->num) *
@@ -690,7 +693,11 @@ static int srdma_modify_prepare(struct srdma_qp *qp, struct ib_qp_attr *attr,
 	int err;
 
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
-		prep->nres = max_t(u32, attr->max_dest_rd_atomic, 1);
+		/*
+		 * None: every READ and atomic is an invalid request (C9-86).
+		 * kcalloc() of none is ZERO_SIZE_PTR, not NULL.
+		 */
+		prep->nres = attr->max_dest_rd_atomic;
 		prep->res = kcalloc(prep->nres, sizeof(*prep->res),
 				    GFP_KERNEL);
 		if (!prep->res)
@@ -715,10 +722,12 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 	lockdep_assert_held(&qp->lock);
 	lockdep_assert_held(&qp->resp_lock);
 	if (prep->res) {
+		/* The old resources go, with any responses they had left. */
 		swap(qp->resp.res, prep->res);
 		qp->resp.nres = prep->nres;
 		qp->resp.res_next = 0;
 		qp->resp.res_first = 0;
+		qp->resp.res_busy = false;
 	}
 	if (prep->have_av) {
 		qp->av = prep->av;

@@ -87,9 +87,12 @@ static bool srdma_req_validate(struct srdma_qp *qp, struct srdma_swqe *sw)
 		return !qp->is_user && !w->num_sge;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		/* IBTA 9.4.5: 8 bytes, naturally aligned on the responder. */
+		/*
+		 * IBTA 9.4.5: 8 bytes, naturally aligned on the responder.
+		 * The SGE is in the copy only if the QP has room for one.
+		 */
 		if (w->flags & SRDMA_WQE_INLINE || w->num_sge != 1 ||
-		    sge[0].length != sizeof(u64) ||
+		    qp->sq.max_sge < 1 || sge[0].length != sizeof(u64) ||
 		    w->wr.atomic.remote_addr & (sizeof(u64) - 1))
 			return false;
 		break;

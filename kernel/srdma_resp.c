@@ -108,37 +108,39 @@ static void srdma_resp_nak_fatal(struct srdma_qp *qp, u8 nak, u32 psn)
  * it completes, the copy stays).
  *
  * Context: qp->resp_lock held.
- * Return: 1 taken, 0 none posted (RNR), negative when the ring is corrupt.
+ * Return: 1 taken, 0 none posted (RNR), -EINVAL for a malformed WQE (taken
+ * all the same: it is the QP's to complete in error), -EPROTO when the
+ * ring is corrupt.
  */
 int srdma_resp_take_rwqe(struct srdma_qp *qp)
 {
 	struct srdma_ring *r = &qp->rq.ring;
 	struct srdma_recv_wqe *w = qp->resp.rwqe;
 	u32 prod;
+	int ret;
 
 	if (qp->resp.rwqe_valid)
 		return 1;
 	if (qp->ibqp.srq) {
-		int ret = srdma_srq_take(to_ssrq(qp->ibqp.srq), w);
-
-		if (ret <= 0)
+		ret = srdma_srq_take(to_ssrq(qp->ibqp.srq), w);
+		if (ret == 0 || ret == -EPROTO)
 			return ret;
-		qp->resp.rwqe_valid = true;
-		qp->resp.recv_off = 0;
-		return 1;
+	} else {
+		prod = smp_load_acquire(&r->ctrl->prod); /* WQEs below prod */
+		if (!srdma_ring_index_ok(r->own, prod, r->num, false))
+			return -EPROTO;
+		if (prod == r->own)
+			return 0;
+		memcpy(w, r->buf + srdma_ring_slot(r->own, r->num) * r->stride,
+		       r->stride);
+		ret = w->num_sge > qp->rq.max_sge ? -EINVAL : 1;
 	}
-	prod = smp_load_acquire(&r->ctrl->prod);	/* WQEs below prod */
-	if (!srdma_ring_index_ok(r->own, prod, r->num, false))
-		return -EPROTO;
-	if (prod == r->own)
-		return 0;
-	memcpy(w, r->buf + srdma_ring_slot(r->own, r->num) * r->stride,
-	       r->stride);
-	if (w->num_sge > qp->rq.max_sge)
-		return -EINVAL;
+	/* A malformed WQE is completed, never scattered into. */
+	if (ret < 0)
+		w->num_sge = 0;
 	qp->resp.rwqe_valid = true;
 	qp->resp.recv_off = 0;
-	return 1;
+	return ret;
 }
 
 /**
@@ -209,6 +211,24 @@ static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 }
 
 /*
+ * The receive queue failed the responder (srdma_resp_take_rwqe() < 0). A
+ * malformed WQE completes with IB_WC_LOC_QP_OP_ERR; a corrupt ring index
+ * leaves none to complete. The QP ends with IB_EVENT_QP_FATAL, a local
+ * work queue error (IBTA 11.6.3): an RC QP once its NAK, a remote
+ * operational error, is sent; a UC QP, which has no NAK, at once.
+ */
+static void srdma_resp_rq_failed(struct srdma_qp *qp, int err, u32 psn)
+{
+	if (err == -EINVAL)
+		srdma_resp_complete(qp, IB_WC_LOC_QP_OP_ERR, IB_WC_RECV, NULL);
+	qp->resp.ending_fatal = true;
+	if (qp->ibqp.qp_type == IB_QPT_UC)
+		srdma_resp_end(qp, true);
+	else
+		srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_OP, psn);
+}
+
+/*
  * Checks of a request that need its QP but no memory (IBTA 9.7.4.1.5,
  * 9.7.4.1.6; for UC 9.8.2.2.3): the QP must take the operation (C9-83,
  * C9-190), the payload must fit the opcode and the path MTU (C9-92,
@@ -229,6 +249,10 @@ static bool srdma_resp_req_valid(struct srdma_qp *qp,
 	}
 	switch (srdma_pkt_op(pkt)) {
 	case SRDMA_OPF_WRITE:
+		/* The DMA length of its RETH, as a READ's, is at most 2^31. */
+		if (srdma_pkt_is(pkt, SRDMA_OPF_FIRST) &&
+		    pkt->reth.len > SRDMA_MAX_MSG_SIZE)
+			return false;
 		access = IB_ACCESS_REMOTE_WRITE;
 		break;
 	case SRDMA_OPF_READ:
@@ -295,11 +319,12 @@ static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	struct srdma_resp *resp = &qp->resp;
 	struct srdma_recv_wqe *w = resp->rwqe;
 	bool last = srdma_pkt_is(pkt, SRDMA_OPF_LAST);
+	u64 end;
 	int ret;
 
 	ret = srdma_resp_take_rwqe(qp);
 	if (ret < 0) {
-		srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_OP, pkt->psn);
+		srdma_resp_rq_failed(qp, ret, pkt->psn);
 		return;
 	}
 	if (!ret) {
@@ -307,11 +332,14 @@ static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		srdma_resp_rnr(qp, pkt->psn);
 		return;
 	}
-	if (!srdma_sgl_copy(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+	/* No message is longer than the device's largest (max_msg_sz). */
+	end = resp->recv_off + (u64)pkt->paylen;
+	if (end > SRDMA_MAX_MSG_SIZE ||
+	    !srdma_sgl_copy(to_sdev(qp->ibqp.device), qp->ibqp.pd,
 			    (struct srdma_sge *)(w + 1), w->num_sge,
 			    resp->recv_off, pkt->paylen, SRDMA_SCATTER_SKB,
 			    NULL, skb, pkt->hdr_len)) {
-		if (resp->recv_off + (u64)pkt->paylen > srdma_rwqe_room(w)) {
+		if (end > min_t(u64, srdma_rwqe_room(w), SRDMA_MAX_MSG_SIZE)) {
 			/* 9.9.2: the message does not fit: invalid request. */
 			srdma_resp_complete(qp, IB_WC_LOC_LEN_ERR, IB_WC_RECV,
 					    NULL);
@@ -387,7 +415,7 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	if (last && srdma_pkt_is(pkt, SRDMA_OPF_IMM)) {
 		ret = srdma_resp_take_rwqe(qp);
 		if (ret < 0) {
-			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_OP, pkt->psn);
+			srdma_resp_rq_failed(qp, ret, pkt->psn);
 			goto out;
 		}
 		if (!ret) {
@@ -542,7 +570,8 @@ static void srdma_resp_atomic(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 		srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
 		return;
 	}
-	res = srdma_resp_new_res(qp);
+	/* Aligned in the MR's addresses but not in memory: as misaligned. */
+	res = srdma_mr_atomic_aligned(mr, mva) ? srdma_resp_new_res(qp) : NULL;
 	if (!res) {
 		srdma_mr_put(mr);
 		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);

@@ -169,6 +169,36 @@ class HostileTest : public PairFixture {
     ExpectHealthyPairWorks();
   }
 
+  // Writes a receive WQE of 0xffff SGEs (wr_id @id) into @to's RQ and
+  // sends @to a SEND from @from, which completes with @sent: @to's WQE
+  // completes with IBV_WC_LOC_QP_OP_ERR and @to ends, saying that its own
+  // queue failed it (IBV_EVENT_QP_FATAL).
+  void ExpectGarbageRqEntryEndsQp(End& from, End& to, uint64_t id, ibv_wc_status sent) {
+    uint32_t stride;
+    auto* w = static_cast<srdma_recv_wqe*>(
+        hostile_rq_slot(to.qp, hostile_rq_prod(to.qp), &stride));
+    w->wr_id = id;
+    w->num_sge = 0xffff;
+    hostile_rq_publish(to.qp, 1);
+    ibv_sge sge = {(uintptr_t)from.buf.data(), 64, from.mr->lkey};
+    ibv_send_wr wr = {}, *bad;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ASSERT_EQ(ibv_post_send(from.qp, &wr, &bad), 0);
+    auto wc = Poll(from.cq, 1, 10000);
+    ASSERT_EQ(wc.size(), 1u);
+    EXPECT_EQ(wc[0].status, sent) << ibv_wc_status_str(wc[0].status);
+    auto rwc = Poll(to.cq, 1, 5000);
+    ASSERT_EQ(rwc.size(), 1u);
+    EXPECT_EQ(rwc[0].wr_id, id);
+    EXPECT_EQ(rwc[0].status, IBV_WC_LOC_QP_OP_ERR) << ibv_wc_status_str(rwc[0].status);
+    EXPECT_TRUE(WaitQpEvent(to.dev->ctx, to.qp, IBV_EVENT_QP_FATAL, 5000));
+    EXPECT_EQ(State(to.qp), IBV_QPS_ERR);
+    ExpectHealthyPairWorks();
+  }
+
   End a_, b_;
 };
 
@@ -268,24 +298,18 @@ TEST_F(HostileTest, ForeignLkeyIsProtectionError) {
 }
 
 TEST_F(HostileTest, GarbageRqEntry) {
-  uint32_t stride;
-  auto* w = static_cast<srdma_recv_wqe*>(
-      hostile_rq_slot(b_.qp, hostile_rq_prod(b_.qp), &stride));
-  w->wr_id = 81;
-  w->num_sge = 0xffff;
-  hostile_rq_publish(b_.qp, 1);
-  ibv_sge sge = {(uintptr_t)a_.buf.data(), 64, a_.mr->lkey};
-  ibv_send_wr wr = {}, *bad;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
-  auto wc = Poll(a_.cq, 1, 10000);
-  ASSERT_EQ(wc.size(), 1u);
-  EXPECT_EQ(wc[0].status, IBV_WC_REM_OP_ERR) << ibv_wc_status_str(wc[0].status);
-  EXPECT_EQ(State(b_.qp), IBV_QPS_ERR);
-  ExpectHealthyPairWorks();
+  ExpectGarbageRqEntryEndsQp(a_, b_, 81, IBV_WC_REM_OP_ERR);
+}
+
+// The same on UC, which has no NAK to carry the error: the receiving QP
+// must not drop every later message in silence behind the bad WQE.
+TEST_F(HostileTest, GarbageRqEntryEndsAUcQp) {
+  End ua, ub;
+  ASSERT_TRUE(MakeEnd(a_dev_, &ua, 4096, 16, nullptr, 0, IBV_QPT_UC));
+  ASSERT_TRUE(MakeEnd(b_dev_, &ub, 4096, 16, nullptr, 0, IBV_QPT_UC));
+  ASSERT_EQ(ConnectUc(&ua, &ub, mtu_), 0);
+  ASSERT_EQ(ConnectUc(&ub, &ua, mtu_), 0);
+  ExpectGarbageRqEntryEndsQp(ua, ub, 82, IBV_WC_SUCCESS);
 }
 
 TEST_F(HostileTest, GarbageCqConsumerIndex) {
@@ -471,6 +495,38 @@ TEST_F(HostileTest, ReadRequestWithPayloadIsAnInvalidRequest) {
   t.insert(t.end(), {0, 0, 0, 8});  // DMA length
   t.insert(t.end(), 8, 0x5a);       // the payload it may not have
   ExpectNakedInvalid(t);
+}
+
+// A WRITE's DMA length, like a READ's, is at most 2^31 (C9-94): a
+// WRITE_FIRST announcing 2^31 + 1 bytes is an invalid request, answered
+// as such before its R_Key is looked at.
+TEST_F(HostileTest, WriteOverTwoGibIsAnInvalidRequest) {
+  std::vector<uint8_t> t = Bth(0x06, 0);
+  const uint64_t va = (uintptr_t)b_.buf.data();
+  for (int i = 7; i >= 0; i--) t.push_back(uint8_t(va >> (8 * i)));
+  for (int i = 3; i >= 0; i--) t.push_back(uint8_t(b_.mr->rkey >> (8 * i)));
+  t.insert(t.end(), {0x80, 0, 0, 1});  // DMA length 2^31 + 1
+  t.insert(t.end(), size_t(PmtuBytes(mtu_)), 0x5a);
+  ExpectNakedInvalid(t);
+}
+
+// A QP that gave itself no responder resources (max_dest_rd_atomic 0)
+// answers a READ with NAK invalid request (C9-86), as one whose
+// resources are all in use.
+TEST_F(HostileTest, ReadToAQpWithoutResponderResourcesIsAnInvalidRequest) {
+  End x, y;
+  ASSERT_TRUE(MakeEnd(a_dev_, &x, 4096));
+  ASSERT_TRUE(MakeEnd(b_dev_, &y, 4096));
+  ConnOpts ox, oy;
+  ox.rd_atomic = 1;
+  oy.rd_atomic = 0;
+  ASSERT_EQ(Connect(&x, &y, mtu_, ox), 0);
+  ASSERT_EQ(Connect(&y, &x, mtu_, oy), 0);
+  ASSERT_EQ(PostRdma(&x, &y, IBV_WR_RDMA_READ, 1, 0, 64), 0);
+  auto wc = Poll(x.cq, 1, 10000);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_REM_INV_REQ_ERR) << ibv_wc_status_str(wc[0].status);
+  ExpectHealthyPairWorks();
 }
 
 // The same requests are dropped, and b_ keeps working, when their ICRC is

@@ -193,6 +193,33 @@ TEST_F(MemTest, Type2BindZeroBasedThenRemoteAndLocalInvalidation) {
   ibv_dealloc_mw(mw);
 }
 
+// An atomic at an address aligned in a zero-based window's addresses but
+// not in the memory the window maps must not execute: no 8-byte atomic
+// may target that memory, and its 8 bytes may cross into the next page.
+// It is an invalid request, as a misaligned address is, and the memory is
+// left as it was.
+TEST_F(MemTest, AtomicThroughWindowMisalignedInMemoryIsInvalid) {
+  ibv_mw* mw = ibv_alloc_mw(b_->pd, IBV_MW_TYPE_2);
+  ASSERT_NE(mw, nullptr) << strerror(errno);
+  uint32_t rkey = ibv_inc_rkey(mw->rkey);
+  const size_t off = 4092 + (8 - (WinAddr(4092) & 7)) % 8 + 4;  // 4 mod 8
+  auto wc = BindType2(mw, rkey, WinAddr(off), 64,
+                      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED);
+  ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+  ibv_sge sge = {(uintptr_t)a.buf.data(), 8, a.mr->lkey};
+  ibv_send_wr wr = {};
+  wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.wr.atomic.remote_addr = 0;
+  wr.wr.atomic.rkey = rkey;
+  wr.wr.atomic.compare_add = 1;
+  wc = Do(a, wr);
+  EXPECT_EQ(wc.status, IBV_WC_REM_INV_REQ_ERR) << ibv_wc_status_str(wc.status);
+  for (size_t i = 0; i < win_buf.size(); i++) ASSERT_EQ(win_buf[i], 0) << "byte " << i;
+  ibv_dealloc_mw(mw);
+}
+
 TEST_F(MemTest, Type2SendWithInvalidateThenLocalInvalidate) {
   ibv_mw* mw = ibv_alloc_mw(b_->pd, IBV_MW_TYPE_2);
   ASSERT_NE(mw, nullptr);

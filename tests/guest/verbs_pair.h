@@ -110,8 +110,10 @@ constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 
 // @pd: the protection domain of the QP and the region, else the device's.
 // @send_ops: IBV_QP_EX_WITH_* for a QP with the ibv_wr_* API, else 0.
+// @type: IBV_QPT_RC or IBV_QPT_UC.
 inline bool MakeEnd(Dev* dev, End* e, size_t bytes, uint32_t depth = 64,
-                    ibv_pd* pd = nullptr, uint64_t send_ops = 0) {
+                    ibv_pd* pd = nullptr, uint64_t send_ops = 0,
+                    ibv_qp_type type = IBV_QPT_RC) {
   if (!pd) pd = dev->pd;
   e->dev = dev;
   e->cq = ibv_create_cq(dev->ctx, 4 * depth, nullptr, nullptr, 0);
@@ -119,7 +121,7 @@ inline bool MakeEnd(Dev* dev, End* e, size_t bytes, uint32_t depth = 64,
   ibv_qp_init_attr_ex init = {};
   init.send_cq = e->cq;
   init.recv_cq = e->cq;
-  init.qp_type = IBV_QPT_RC;
+  init.qp_type = type;
   init.cap.max_send_wr = depth;
   init.cap.max_recv_wr = depth;
   init.cap.max_send_sge = 4;
@@ -153,33 +155,43 @@ struct ConnOpts {
   uint8_t rd_atomic = 16;
 };
 
-// RESET -> INIT -> RTR -> RTS of @a towards @b.
-inline int Connect(End* a, End* b, ibv_mtu mtu, const ConnOpts& o) {
+// RESET -> INIT of @qp, on port 1, with @access.
+inline int ToInit(ibv_qp* qp, int access) {
   ibv_qp_attr attr = {};
   attr.qp_state = IBV_QPS_INIT;
   attr.port_num = 1;
-  attr.qp_access_flags = kAccess;
-  if (int err = ibv_modify_qp(a->qp, &attr,
-                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                                  IBV_QP_ACCESS_FLAGS))
-    return err;
-  attr = {};
+  attr.qp_access_flags = access;
+  return ibv_modify_qp(qp, &attr,
+                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+// The RTR attributes every connected QP @a towards @b needs: path, peer
+// QP and PSN.
+inline ibv_qp_attr RtrAttr(const End* a, const End* b, ibv_mtu mtu) {
+  ibv_qp_attr attr = {};
   attr.qp_state = IBV_QPS_RTR;
   attr.path_mtu = mtu;
   attr.dest_qp_num = b->qp->qp_num;
   attr.rq_psn = b->psn;
-  attr.max_dest_rd_atomic = o.rd_atomic;
-  attr.min_rnr_timer = o.min_rnr_timer;
   attr.ah_attr.is_global = 1;
   attr.ah_attr.grh.dgid = b->dev->gid;
   attr.ah_attr.grh.sgid_index = a->dev->gid_index;
   attr.ah_attr.grh.hop_limit = 64;
   attr.ah_attr.port_num = 1;
+  return attr;
+}
+
+constexpr int kRtrMask =
+    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+
+// RESET -> INIT -> RTR -> RTS of @a towards @b.
+inline int Connect(End* a, End* b, ibv_mtu mtu, const ConnOpts& o) {
+  if (int err = ToInit(a->qp, kAccess)) return err;
+  ibv_qp_attr attr = RtrAttr(a, b, mtu);
+  attr.max_dest_rd_atomic = o.rd_atomic;
+  attr.min_rnr_timer = o.min_rnr_timer;
   if (int err = ibv_modify_qp(a->qp, &attr,
-                              IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-                                  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                  IBV_QP_MAX_DEST_RD_ATOMIC |
-                                  IBV_QP_MIN_RNR_TIMER))
+                              kRtrMask | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
     return err;
   attr = {};
   attr.qp_state = IBV_QPS_RTS;
@@ -192,6 +204,17 @@ inline int Connect(End* a, End* b, ibv_mtu mtu, const ConnOpts& o) {
                        IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
                            IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                            IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+// RESET -> INIT -> RTR -> RTS of UC QP @a towards @b.
+inline int ConnectUc(End* a, End* b, ibv_mtu mtu) {
+  if (int err = ToInit(a->qp, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)) return err;
+  ibv_qp_attr attr = RtrAttr(a, b, mtu);
+  if (int err = ibv_modify_qp(a->qp, &attr, kRtrMask)) return err;
+  attr = {};
+  attr.qp_state = IBV_QPS_RTS;
+  attr.sq_psn = a->psn;
+  return ibv_modify_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
 // Poll @cq until @n completions arrived or @ms passed.
