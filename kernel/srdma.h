@@ -651,7 +651,6 @@ void srdma_mr_copy(const struct srdma_mr *mr, u64 iova, void *buf, u32 len,
 		   bool to_mr);
 int srdma_mr_copy_from_skb(const struct srdma_mr *mr, u64 iova,
 			   const struct sk_buff *skb, int off, u32 len);
-bool srdma_mr_atomic_aligned(const struct srdma_mr *mr, u64 iova);
 u64 srdma_mr_atomic(const struct srdma_mr *mr, u64 iova, bool cmp_swap,
 		    u64 compare, u64 swap_add);
 struct ib_mr *srdma_get_dma_mr(struct ib_pd *ibpd, int access);

@@ -307,36 +307,9 @@ int srdma_mr_copy_from_skb(const struct srdma_mr *mr, u64 iova,
 }
 
 /**
- * srdma_mr_atomic_aligned() - Is an atomic's target aligned in memory?
- * @mr: the MR
- * @iova: 8-byte aligned address in the MR (range already checked)
- *
- * An MR's addresses need not keep the low bits of the memory they map (a
- * user MR registered at an iova of its own, a zero-based window): an
- * aligned @iova may still name memory that no 8-byte atomic may target,
- * and whose 8 bytes may cross into the next page.
- *
- * Context: any.
- * Return: true when the 8 bytes at @iova are naturally aligned in memory.
- */
-bool srdma_mr_atomic_aligned(const struct srdma_mr *mr, u64 iova)
-{
-	u64 off;
-
-	if (mr->fast)
-		off = iova - ALIGN_DOWN(mr->ibmr.iova, mr->ibmr.page_size);
-	else if (mr->umem)
-		off = iova - mr->ibmr.iova + mr->page_offset;
-	else
-		off = iova;
-	return IS_ALIGNED(off, sizeof(u64));
-}
-
-/**
  * srdma_mr_atomic() - Execute an atomic operation on registered memory
  * @mr: the MR
- * @iova: address in the MR (range already checked) whose 8 bytes are
- *	aligned in memory (srdma_mr_atomic_aligned())
+ * @iova: 8-byte aligned address in the MR (range already checked)
  * @cmp_swap: true for compare-and-swap, false for fetch-and-add
  * @compare: the compare operand
  * @swap_add: the swap or add operand

@@ -570,8 +570,12 @@ static void srdma_resp_atomic(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 		srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
 		return;
 	}
-	/* Aligned in the MR's addresses but not in memory: as misaligned. */
-	res = srdma_mr_atomic_aligned(mr, mva) ? srdma_resp_new_res(qp) : NULL;
+	/*
+	 * A zero-based window may map an aligned address to a misaligned
+	 * one of its MR, which is misaligned in memory as well (an MR keeps
+	 * the offset in the page of the memory it maps): as misaligned.
+	 */
+	res = IS_ALIGNED(mva, sizeof(u64)) ? srdma_resp_new_res(qp) : NULL;
 	if (!res) {
 		srdma_mr_put(mr);
 		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
