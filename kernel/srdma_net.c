@@ -56,6 +56,10 @@
  * module parameter "loopback" (default on) sends them through the stack.
  * The receiving QP runs its transmit pass once per batch of the sender
  * rather than once per packet (struct srdma_loop, srdma_net_loop_end()).
+ * Once a connected QP's packet has gone that way, the QP's route cache
+ * remembers the device it reached, and the QP's next packets on the same
+ * route go to it without UDP and IP headers, a route reference or a
+ * device lookup (srdma_net_direct()).
  */
 
 #include <linux/if_vlan.h>
@@ -125,6 +129,28 @@ static DEFINE_PER_CPU(unsigned int, srdma_loop_depth);
  * Taken after RTNL (srdma_net_dev_moved()); nothing under it takes RTNL.
  */
 static DEFINE_MUTEX(srdma_net_lock);
+
+/*
+ * The generation of the namespaces' device lists, one for all of them:
+ * bumped under srdma_net_lock whenever a device joins or leaves a list,
+ * after the change. A device a QP's route cache remembers as the local
+ * peer's (srdma_dst_cache.local) is used only while the generation has
+ * the value it had before the device was looked up: a device that has
+ * left a list since, and may be freed after the grace period its
+ * detach waits for, is never used, nor one that another device now
+ * shadows.
+ */
+static unsigned int srdma_net_devs_gen;
+
+static void srdma_net_devs_changed(void)
+{
+	lockdep_assert_held(&srdma_net_lock);
+	/*
+	 * The list change before the new value: a lookup that reads it
+	 * (srdma_net_loopback(), acquire) sees the lists as they are now.
+	 */
+	smp_store_release(&srdma_net_devs_gen, srdma_net_devs_gen + 1);
+}
 
 /* --- Receive ------------------------------------------------------------ */
 
@@ -371,6 +397,7 @@ int srdma_net_dev_attach(struct srdma_dev *sdev)
 	}
 	list_add_tail_rcu(&sdev->net_node, &snet->devs);
 	sdev->snet = snet;
+	srdma_net_devs_changed();
 out:
 	mutex_unlock(&srdma_net_lock);
 	put_net(net);
@@ -399,6 +426,7 @@ void srdma_net_dev_detach(struct srdma_dev *sdev)
 	if (snet) {
 		list_del_rcu(&sdev->net_node);
 		sdev->snet = NULL;
+		srdma_net_devs_changed();
 		if (list_empty(&snet->devs))
 			srdma_net_socks_close(snet);
 	}
@@ -466,6 +494,7 @@ static void __net_exit srdma_net_ns_exit(struct net *net)
 			list_del_rcu(&sdev->net_node);
 			sdev->snet = NULL;
 		}
+		srdma_net_devs_changed();
 		srdma_net_socks_close(snet);
 		/* snet is freed when this returns. */
 		synchronize_net();
@@ -631,23 +660,38 @@ struct sk_buff *srdma_net_alloc_skb(struct srdma_dev *sdev,
 /**
  * srdma_net_av_match() - Is a packet from a connected QP's peer, to it?
  * @av: the QP's address vector
- * @skb: a received packet, its network header intact
+ * @skb: a received packet, its network header intact unless @loop's AV
+ *	is set
+ * @loop: NULL, or the sender's batch of a packet handed over in memory;
+ *	when the packet has no IP header (srdma_net_direct()), its AV
  *
  * IBTA C9-47.1.1: the transport validates the SGID and DGID of a packet
  * for an RC, UC, RD or XRC QP, and silently drops one that fails. RoCEv2
  * carries the GIDs as the IP addresses: the packet's source must be the
  * AV's destination and its destination the AV's source, of the same IP
  * version. Without the check anyone who guesses a QP number and its PSN
- * could place data through it.
+ * could place data through it. A packet handed over without its IP header
+ * carries the addresses of the sender's AV, which its IP header would have.
  *
  * Context: any; @av must not change meanwhile (either lock of its QP).
  * Return: true when both addresses match.
  */
-bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb)
+bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb,
+			const struct srdma_loop *loop)
 {
+	const struct srdma_av *from = loop ? loop->av : NULL;
 	const struct ipv6hdr *ip6h;
 	const struct iphdr *iph;
 
+	if (from) {
+		if (from->net_type != av->net_type)
+			return false;
+		if (av->net_type == SRDMA_NET_IPV4)
+			return from->saddr.v4 == av->daddr.v4 &&
+			       from->daddr.v4 == av->saddr.v4;
+		return ipv6_addr_equal(&from->saddr.v6, &av->daddr.v6) &&
+		       ipv6_addr_equal(&from->daddr.v6, &av->saddr.v6);
+	}
 	if (ip_hdr(skb)->version == 4) {
 		iph = ip_hdr(skb);
 		return av->net_type == SRDMA_NET_IPV4 &&
@@ -805,6 +849,7 @@ void srdma_dst_cache_release(struct srdma_dst_cache *dc)
 {
 	dst_release(dc->dst);
 	dc->dst = NULL;
+	dc->local = NULL;
 }
 
 static u32 srdma_net_dst_cookie(struct dst_entry *dst, bool ipv4)
@@ -842,6 +887,7 @@ static struct dst_entry *srdma_net_route(struct srdma_dev *sdev,
 		return dst;
 	dst_hold(dst);
 	dc->dst = dst;
+	dc->local = NULL;
 	dc->cookie = srdma_net_dst_cookie(dst, ipv4);
 	return dst;
 }
@@ -910,25 +956,50 @@ static void srdma_net_push_ip6(struct sk_buff *skb, const struct srdma_av *av)
 }
 
 /*
+ * Hand a packet to a local device's receive path, skb->data at the BTH.
+ * Bottom halves disabled, under rcu_read_lock(), below the nesting limit.
+ */
+static void srdma_net_deliver(struct srdma_dev *sdev, struct srdma_dev *to,
+			      struct sk_buff *skb, struct srdma_loop *loop)
+{
+	skb->pkt_type = PACKET_HOST;
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+	srdma_counter_inc(sdev, SRDMA_CNT_TX_PKTS);
+	srdma_counter_inc(to, SRDMA_CNT_RX_PKTS);
+	__this_cpu_inc(srdma_loop_depth);
+	srdma_rcv(to, skb, loop);
+	__this_cpu_dec(srdma_loop_depth);
+}
+
+/*
  * Deliver a packet routed to this host to the softrdma device that owns
  * its destination address, as the UDP receive path would have after "lo"
- * (srdma_udp_encap_rcv()), without its ICRC, which is not computed.
+ * (srdma_udp_encap_rcv()), without its ICRC, which is not computed. The
+ * device is remembered in @dc, when given, for srdma_net_direct().
  * Returns false, with @skb as it was but for skb->dev and skb->protocol,
  * when no device owns the address or the nesting limit is reached: the
  * caller then sends it through the IP stack.
  */
 static bool srdma_net_loopback(struct srdma_dev *sdev, struct net *net,
 			       struct sk_buff *skb, bool ipv4,
-			       struct srdma_loop *loop)
+			       struct srdma_loop *loop,
+			       struct srdma_dst_cache *dc)
 {
 	struct srdma_net *snet = net_generic(net, srdma_net_id);
 	struct srdma_dev *to;
 	bool done = false;
+	unsigned int gen;
 
 	local_bh_disable();
 	if (__this_cpu_read(srdma_loop_depth) >= SRDMA_LOOP_MAX_DEPTH)
 		goto out;
 	rcu_read_lock();
+	/*
+	 * Read before the lookup, and paired with the release of
+	 * srdma_net_devs_changed(): a change after it makes @dc's entry
+	 * stale.
+	 */
+	gen = smp_load_acquire(&srdma_net_devs_gen);
 	skb->dev = skb_dst(skb)->dev;
 	skb->protocol = ipv4 ? htons(ETH_P_IP) : htons(ETH_P_IPV6);
 	to = srdma_net_find_dev_rcu(snet, skb);
@@ -936,20 +1007,64 @@ static bool srdma_net_loopback(struct srdma_dev *sdev, struct net *net,
 		rcu_read_unlock();
 		goto out;
 	}
+	if (dc) {
+		dc->local = to;
+		dc->local_gen = gen;
+	}
 	/* What the IP stack would have done on the way out. */
 	if (ipv4)
 		ip_send_check(ip_hdr(skb));
 	skb_dst_drop(skb);
-	skb->pkt_type = PACKET_HOST;
-	skb->ip_summed = CHECKSUM_UNNECESSARY;
 	__skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
-	srdma_counter_inc(sdev, SRDMA_CNT_TX_PKTS);
-	srdma_counter_inc(to, SRDMA_CNT_RX_PKTS);
-	__this_cpu_inc(srdma_loop_depth);
-	srdma_rcv(to, skb, loop);
-	__this_cpu_dec(srdma_loop_depth);
+	srdma_net_deliver(sdev, to, skb, loop);
 	rcu_read_unlock();
 	done = true;
+out:
+	local_bh_enable();
+	return done;
+}
+
+/*
+ * A connected QP's packet, skb->data at the BTH, for the local device its
+ * last packet on the same route reached (srdma_net_loopback()): handed to
+ * it as is. The headers that path writes and strips again, the route's
+ * reference and the device lookup are left out; nothing on the way reads
+ * them: the receive path of an RC or UC packet looks at its IP header
+ * only for the addresses, which the sender's @av gives instead
+ * (srdma_net_av_match()). Valid while @dc's route passes dst_check(),
+ * which an address or route change fails (the device that owns an
+ * address follows its local route), and no device has joined or left a
+ * namespace since the device was found. Returns false, @skb untouched,
+ * when the packet must take srdma_net_xmit()'s other ways.
+ */
+static bool srdma_net_direct(struct srdma_dev *sdev,
+			     const struct srdma_av *av, struct sk_buff *skb,
+			     struct srdma_loop *loop,
+			     struct srdma_dst_cache *dc)
+{
+	enum srdma_transport t = srdma_opcode_transport(skb->data[0]);
+	bool done = false;
+
+	/* UD: the receiver reads the IP header for the GRH it completes. */
+	if (!dc->local || (t != SRDMA_TRANSPORT_RC && t != SRDMA_TRANSPORT_UC))
+		return false;
+	local_bh_disable();
+	if (__this_cpu_read(srdma_loop_depth) >= SRDMA_LOOP_MAX_DEPTH)
+		goto out;
+	rcu_read_lock();
+	/*
+	 * A detach bumps the generation before its grace period: a section
+	 * that still reads the old value keeps the device from being freed.
+	 */
+	if (dc->local_gen == READ_ONCE(srdma_net_devs_gen) &&
+	    dst_check(dc->dst, dc->cookie)) {
+		skb->dev = dc->dst->dev;
+		loop->av = av;
+		srdma_net_deliver(sdev, dc->local, skb, loop);
+		loop->av = NULL;
+		done = true;
+	}
+	rcu_read_unlock();
 out:
 	local_bh_enable();
 	return done;
@@ -1001,8 +1116,9 @@ void srdma_net_loop_end(struct srdma_loop *loop)
  * address and hands it to the IP stack, through which it goes like any
  * locally generated datagram (netfilter, neighbour resolution, qdisc). A
  * destination on this host, another device's or this one's, is delivered
- * directly when @loop (srdma_net_loopback(), without an ICRC), else
- * through "lo". skb->cb belongs to the IP layer from here on; skb->sk,
+ * directly when @loop (srdma_net_loopback(), without an ICRC; and for a
+ * connected QP whose last packet went there, without UDP and IP headers,
+ * srdma_net_direct()), else through "lo". skb->cb belongs to the IP layer from here on; skb->sk,
  * when the caller set it (with a destructor, for instance, to count
  * packets in flight), is passed along. The packet counts in tx_packets
  * when the stack accepts it, else in one tx_drop counter.
@@ -1032,6 +1148,9 @@ int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
 		err = -ENOMEM;
 		goto drop;
 	}
+	if (loop && dc && srdma_loopback &&
+	    srdma_net_direct(sdev, av, skb, loop, dc))
+		return 0;
 	dst = srdma_net_route(sdev, av, net, dc);
 	if (IS_ERR(dst)) {
 		drop = SRDMA_CNT_TX_DROP_NO_ROUTE;
@@ -1047,7 +1166,7 @@ int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
 		srdma_net_push_ip6(skb, av);
 
 	if (loop && srdma_loopback && (dst->dev->flags & IFF_LOOPBACK) &&
-	    srdma_net_loopback(sdev, net, skb, ipv4, loop))
+	    srdma_net_loopback(sdev, net, skb, ipv4, loop, dc))
 		return 0;
 	/* Over the headers just written, variant fields masked (A17.3.3). */
 	err = srdma_icrc_fill(skb);

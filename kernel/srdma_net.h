@@ -72,6 +72,11 @@ struct srdma_av {
  * @cookie: what dst_check() validates @dst with (the IPv6 route's serial
  *	number; 0 over IPv4, where the namespace's route generation decides)
  * @av_gen: the generation of the QP's AV (srdma_qp.av_gen) @dst is for
+ * @local: the local device @dst led to when a packet last took it in
+ *	memory (srdma_net_loopback()), or NULL; no reference: good only
+ *	while the devices' generation is still @local_gen and @dst passes
+ *	dst_check(), under rcu_read_lock() (srdma_net_direct())
+ * @local_gen: the devices' generation @local was found in
  *
  * Read and written only by the one sender of a QP's stream at a time
  * (srdma_qp_xmit_stream(), srdma_txs.running), and released by
@@ -80,8 +85,10 @@ struct srdma_av {
  */
 struct srdma_dst_cache {
 	struct dst_entry *dst;
+	struct srdma_dev *local;
 	u32 cookie;
 	u32 av_gen;
+	u32 local_gen;
 };
 
 void srdma_dst_cache_release(struct srdma_dst_cache *dc);
@@ -103,6 +110,9 @@ bool srdma_net_dev_moved(struct srdma_dev *sdev);
  *	batch is handed over (srdma_qp_rcv()); NULL when none. The sender
  *	holds rcu_read_lock() from its first packet to that pass, which
  *	keeps @qp alive as the receive path's own read-side section would.
+ * @av: while a packet is handed over without its IP header
+ *	(srdma_net_direct()), the sender's AV, which stands in for the
+ *	header's addresses in the receiver's check; else NULL
  * @resp: the pass of @qp put off is its responder's (requests were
  *	handed over), else its requester's (responses)
  * @last: the packet being handed over is the last the sender has: the
@@ -121,6 +131,7 @@ bool srdma_net_dev_moved(struct srdma_dev *sdev);
  */
 struct srdma_loop {
 	struct srdma_qp *qp;
+	const struct srdma_av *av;
 	bool resp;
 	bool last;
 };
@@ -160,7 +171,8 @@ static inline void srdma_net_set_xps_cpu(struct sk_buff *skb,
 #endif
 }
 
-bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb);
+bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb,
+			const struct srdma_loop *loop);
 
 /**
  * srdma_rcv() - The transport's receive entry point (srdma_recv.c)

@@ -403,7 +403,7 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		return;
 	}
 	/* C9-47.1.1: only the peer of a connected QP may reach it. */
-	if (!srdma_qp_is_ud(qp) && !srdma_net_av_match(&qp->av, skb)) {
+	if (!srdma_qp_is_ud(qp) && !srdma_net_av_match(&qp->av, skb, loop)) {
 		spin_unlock(lock);
 		srdma_counter_inc(to_sdev(qp->ibqp.device),
 				  SRDMA_CNT_RX_DROP_ADDR);

@@ -8,7 +8,8 @@
 #
 #   netns "lb"
 #     dev_lb (softrdma) -- dum0 (dummy) 10.86.0.1/24 fd86::1/64
-#     A and B: QPs of dev_lb, to 10.86.0.1 (or fd86::1)
+#     A and B: QPs of dev_lb, to 10.86.0.1 (or fd86::1); B on 10.86.0.9
+#     (fd86::9) for the test that removes B's address
 #
 # Runs the RC suite over IPv4 and IPv6 and the datagram suite through the
 # loopback, and the RC suite again through the stack, then checks that the
@@ -46,12 +47,15 @@ lo_packets() {
 	ip netns exec lb cat /sys/class/net/lo/statistics/tx_packets
 }
 
-# suite NAME TEST IP: TEST with both ends on dev_lb, to IP.
+# suite NAME TEST IP [IP_B FILTER]: TEST with both ends on dev_lb, A on
+# IP, B on IP_B (default IP); the tests FILTER selects (default: all but
+# those that take the link down or remove B's address).
 suite() {
-	local name=$1 test=$2 ip=$3 rc
+	local name=$1 test=$2 ip=$3 ip_b=${4:-$3} rc
+	local filter=${5:--*PeerNetdevDown*:*PeerAddressRemoved*}
 	SRDMA_DEV_A=dev_lb SRDMA_IP_A=$ip SRDMA_KIND_A=softrdma SRDMA_NETNS_A=lb \
-	SRDMA_DEV_B=dev_lb SRDMA_IP_B=$ip SRDMA_KIND_B=softrdma SRDMA_NETNS_B=lb \
-		timeout 900 "$build/tests/$test" --gtest_filter='-*PeerNetdevDown*' \
+	SRDMA_DEV_B=dev_lb SRDMA_IP_B=$ip_b SRDMA_KIND_B=softrdma SRDMA_NETNS_B=lb \
+		timeout 900 "$build/tests/$test" --gtest_filter="$filter" \
 		--gtest_output="xml:$res/loopback-$name.xml" \
 		>"$res/loopback-$name.txt" 2>&1
 	rc=$?
@@ -65,6 +69,18 @@ lo0=$(lo_packets)
 check "RC suite through the loopback (IPv4)" suite rc srdma_rc_test 10.86.0.1
 check "RC suite through the loopback (IPv6)" suite rc-v6 srdma_rc_test fd86::1
 check "datagram suite through the loopback" suite dgram srdma_dgram_test 10.86.0.1
+# B on a second address of dum0: once it is removed, the route A's QP has
+# cached (and the device it leads to) must not carry its packets on.
+ip -n lb addr add 10.86.0.9/24 dev dum0
+ip -n lb -6 addr add fd86::9/64 dev dum0 nodad
+check "RoCEv2 GID of 10.86.0.9 on dev_lb" wait_gid dev_lb 10.86.0.9
+for ip_b in 10.86.0.9 fd86::9; do
+	ip_a=10.86.0.1
+	[ "$ip_b" = 10.86.0.9 ] || ip_a=fd86::1
+	check "the peer's address removed under a looped-back QP ($ip_b)" \
+		suite "addr-$ip_b" srdma_rc_test "$ip_a" "$ip_b" \
+		'*PeerAddressRemoved*'
+done
 lo1=$(lo_packets)
 diag "lo sent $((lo1 - lo0)) packets meanwhile (multicast and ping only)"
 # Multicast datagrams and the tests' own pings may use lo; the RC suite

@@ -510,6 +510,16 @@ int InNetns(const std::string& ns, const std::string& cmd) {
   return std::system((ns.empty() ? cmd : "ip netns exec " + ns + " " + cmd).c_str());
 }
 
+// The core may have dropped and added a device's GIDs again, at a new index.
+void RefindGid(Dev* dev, const std::string& ip) {
+  dev->gid_index = -1;
+  for (int i = 0; i < 50 && dev->gid_index < 0; i++) {
+    dev->gid_index = FindGid(dev->ctx, ip, &dev->gid);
+    if (dev->gid_index < 0) usleep(100000);
+  }
+  EXPECT_GE(dev->gid_index, 0) << "the GID of " << ip << " did not come back";
+}
+
 // The survivor of a peer whose netdev went down: its first WQE ends with
 // IBV_WC_RETRY_EXC_ERR once the retries are spent, each after a local ACK
 // timeout (IBTA 9.7.6.1.3), and the next WQE is flushed.
@@ -552,13 +562,46 @@ TEST_F(RcTest, PeerNetdevDownRetryExceeded) {
     if (!ok) usleep(100000);
   }
   EXPECT_TRUE(ok) << "no path between " << ip_a << " and " << ip_b << " after the link came up";
-  // The core may have dropped and added B's GIDs again, at a new index.
-  b_dev_->gid_index = -1;
-  for (int i = 0; i < 50 && b_dev_->gid_index < 0; i++) {
-    b_dev_->gid_index = FindGid(b_dev_->ctx, ip_b, &b_dev_->gid);
-    if (b_dev_->gid_index < 0) usleep(100000);
-  }
-  EXPECT_GE(b_dev_->gid_index, 0) << "B's GID did not come back";
+  RefindGid(b_dev_, ip_b);
+}
+
+// A route that changes under a connected QP applies to its next packet,
+// also between two QPs of one device, whose packets the QP's route cache
+// hands straight to the device: once the peer's address is gone, the
+// requests go nowhere and the first WQE ends with IBV_WC_RETRY_EXC_ERR.
+TEST_F(RcTest, PeerAddressRemovedRetryExceeded) {
+  if (Env("SRDMA_KIND_A", "softrdma") != "softrdma") GTEST_SKIP() << "softrdma's route cache";
+  const std::string ns_b = Env("SRDMA_NETNS_B", "peer");
+  const std::string ip_a = Env("SRDMA_IP_A", "10.80.0.1"), ip_b = Env("SRDMA_IP_B", "10.80.0.2");
+  if (ip_a == ip_b) GTEST_SKIP() << "both ends on one address";
+  const std::string saved = "/tmp/srdma-addr-b." + std::to_string(getpid());
+  ConnOpts o;
+  o.timeout = 12;  // 16.8 ms
+  o.retry_cnt = 3;
+  ASSERT_NO_FATAL_FAILURE(Pair(4096, o));
+  // Warm the route: a WRITE that arrives.
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 100, 1, (uintptr_t)b_.buf.data(), b_.mr->rkey),
+            0);
+  auto ok = Poll(a_.cq, 1);
+  ASSERT_EQ(ok.size(), 1u);
+  ASSERT_EQ(ok[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(ok[0].status);
+  // "ADDR/PREFIX dev NETDEV" of B's address, to put it back.
+  ASSERT_EQ(InNetns(ns_b, "ip -o addr show to " + ip_b + " | awk '{print $4, \"dev\", $2}' > " +
+                              saved),
+            0);
+  ASSERT_EQ(InNetns(ns_b, "sh -c 'ip addr del $(cat " + saved + ")'"), 0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_RDMA_WRITE, 0, 100, 2, (uintptr_t)b_.buf.data(), b_.mr->rkey),
+            0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 10, 3), 0);
+  auto sw = Poll(a_.cq, 2);
+  const std::string nodad = ip_b.find(':') != std::string::npos ? " nodad" : "";
+  EXPECT_EQ(InNetns(ns_b, "sh -c 'ip addr add $(cat " + saved + ")" + nodad + "'"), 0);
+  std::remove(saved.c_str());
+  ASSERT_EQ(sw.size(), 2u);
+  EXPECT_EQ(sw[0].status, IBV_WC_RETRY_EXC_ERR) << ibv_wc_status_str(sw[0].status);
+  EXPECT_EQ(sw[0].wr_id, 2u);
+  EXPECT_EQ(sw[1].status, IBV_WC_WR_FLUSH_ERR);
+  RefindGid(b_dev_, ip_b);
 }
 
 TEST_F(RcTest, ReceiveTooSmallIsError) {
