@@ -660,10 +660,11 @@ struct sk_buff *srdma_net_alloc_skb(struct srdma_dev *sdev,
 /**
  * srdma_net_av_match() - Is a packet from a connected QP's peer, to it?
  * @av: the QP's address vector
- * @skb: a received packet, its network header intact unless @loop's AV
- *	is set
+ * @skb: a received packet, its network header intact unless @loop says
+ *	it has none
  * @loop: NULL, or the sender's batch of a packet handed over in memory;
- *	when the packet has no IP header (srdma_net_direct()), its AV
+ *	for a packet without IP header (srdma_net_direct()), the addresses
+ *	the header would have had
  *
  * IBTA C9-47.1.1: the transport validates the SGID and DGID of a packet
  * for an RC, UC, RD or XRC QP, and silently drops one that fails. RoCEv2
@@ -671,7 +672,8 @@ struct sk_buff *srdma_net_alloc_skb(struct srdma_dev *sdev,
  * AV's destination and its destination the AV's source, of the same IP
  * version. Without the check anyone who guesses a QP number and its PSN
  * could place data through it. A packet handed over without its IP header
- * carries the addresses of the sender's AV, which its IP header would have.
+ * comes with the addresses of the sender's AV, copied as its IP header
+ * would have been.
  *
  * Context: any; @av must not change meanwhile (either lock of its QP).
  * Return: true when both addresses match.
@@ -679,18 +681,17 @@ struct sk_buff *srdma_net_alloc_skb(struct srdma_dev *sdev,
 bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb,
 			const struct srdma_loop *loop)
 {
-	const struct srdma_av *from = loop ? loop->av : NULL;
 	const struct ipv6hdr *ip6h;
 	const struct iphdr *iph;
 
-	if (from) {
-		if (from->net_type != av->net_type)
+	if (loop && loop->direct) {
+		if (loop->net_type != av->net_type)
 			return false;
 		if (av->net_type == SRDMA_NET_IPV4)
-			return from->saddr.v4 == av->daddr.v4 &&
-			       from->daddr.v4 == av->saddr.v4;
-		return ipv6_addr_equal(&from->saddr.v6, &av->daddr.v6) &&
-		       ipv6_addr_equal(&from->daddr.v6, &av->saddr.v6);
+			return loop->saddr.v4 == av->daddr.v4 &&
+			       loop->daddr.v4 == av->saddr.v4;
+		return ipv6_addr_equal(&loop->saddr.v6, &av->daddr.v6) &&
+		       ipv6_addr_equal(&loop->daddr.v6, &av->saddr.v6);
 	}
 	if (ip_hdr(skb)->version == 4) {
 		iph = ip_hdr(skb);
@@ -1003,6 +1004,8 @@ static bool srdma_net_loopback(struct srdma_dev *sdev, struct net *net,
 	skb->dev = skb_dst(skb)->dev;
 	skb->protocol = ipv4 ? htons(ETH_P_IP) : htons(ETH_P_IPV6);
 	to = srdma_net_find_dev_rcu(snet, skb);
+	if (dc)
+		dc->local = NULL;
 	if (!to) {
 		rcu_read_unlock();
 		goto out;
@@ -1030,12 +1033,13 @@ out:
  * it as is. The headers that path writes and strips again, the route's
  * reference and the device lookup are left out; nothing on the way reads
  * them: the receive path of an RC or UC packet looks at its IP header
- * only for the addresses, which the sender's @av gives instead
- * (srdma_net_av_match()). Valid while @dc's route passes dst_check(),
- * which an address or route change fails (the device that owns an
- * address follows its local route), and no device has joined or left a
- * namespace since the device was found. Returns false, @skb untouched,
- * when the packet must take srdma_net_xmit()'s other ways.
+ * only for the addresses, which @loop carries instead, copied from @av
+ * (srdma_net_av_match()). UD and multicast packets, whose receivers read
+ * the header, never come this way. Valid while @dc's route passes
+ * dst_check(), which an address or route change fails (the device that
+ * owns an address follows its local route), and no device has joined or
+ * left a namespace since the device was found. Returns false, @skb
+ * untouched, when the packet must take srdma_net_xmit()'s other ways.
  */
 static bool srdma_net_direct(struct srdma_dev *sdev,
 			     const struct srdma_av *av, struct sk_buff *skb,
@@ -1059,9 +1063,13 @@ static bool srdma_net_direct(struct srdma_dev *sdev,
 	if (dc->local_gen == READ_ONCE(srdma_net_devs_gen) &&
 	    dst_check(dc->dst, dc->cookie)) {
 		skb->dev = dc->dst->dev;
-		loop->av = av;
+		/* Read once, as the header would have been: not under a lock. */
+		loop->saddr = av->saddr;
+		loop->daddr = av->daddr;
+		loop->net_type = av->net_type;
+		loop->direct = true;
 		srdma_net_deliver(sdev, dc->local, skb, loop);
-		loop->av = NULL;
+		loop->direct = false;
 		done = true;
 	}
 	rcu_read_unlock();
@@ -1116,9 +1124,10 @@ void srdma_net_loop_end(struct srdma_loop *loop)
  * address and hands it to the IP stack, through which it goes like any
  * locally generated datagram (netfilter, neighbour resolution, qdisc). A
  * destination on this host, another device's or this one's, is delivered
- * directly when @loop (srdma_net_loopback(), without an ICRC; and for a
- * connected QP whose last packet went there, without UDP and IP headers,
- * srdma_net_direct()), else through "lo". skb->cb belongs to the IP layer from here on; skb->sk,
+ * directly when @loop (srdma_net_loopback(), without an ICRC; for a
+ * connected QP whose last packet went there, also without UDP and IP
+ * headers, srdma_net_direct()), else through "lo". skb->cb belongs to
+ * the IP layer from here on; skb->sk,
  * when the caller set it (with a destructor, for instance, to count
  * packets in flight), is passed along. The packet counts in tx_packets
  * when the stack accepts it, else in one tx_drop counter.

@@ -110,9 +110,13 @@ bool srdma_net_dev_moved(struct srdma_dev *sdev);
  *	batch is handed over (srdma_qp_rcv()); NULL when none. The sender
  *	holds rcu_read_lock() from its first packet to that pass, which
  *	keeps @qp alive as the receive path's own read-side section would.
- * @av: while a packet is handed over without its IP header
- *	(srdma_net_direct()), the sender's AV, which stands in for the
- *	header's addresses in the receiver's check; else NULL
+ * @saddr: with @direct, the source address of the sender's AV
+ * @daddr: with @direct, its destination address
+ * @net_type: with @direct, its SRDMA_NET_* type
+ * @direct: the packet being handed over has no IP header
+ *	(srdma_net_direct()): @saddr, @daddr and @net_type, copied from the
+ *	sender's AV as the header would have been, stand in for the
+ *	header's addresses in the receiver's check (srdma_net_av_match())
  * @resp: the pass of @qp put off is its responder's (requests were
  *	handed over), else its requester's (responses)
  * @last: the packet being handed over is the last the sender has: the
@@ -131,7 +135,10 @@ bool srdma_net_dev_moved(struct srdma_dev *sdev);
  */
 struct srdma_loop {
 	struct srdma_qp *qp;
-	const struct srdma_av *av;
+	union srdma_ip_addr saddr;
+	union srdma_ip_addr daddr;
+	u8 net_type;
+	bool direct;
 	bool resp;
 	bool last;
 };
@@ -179,16 +186,19 @@ bool srdma_net_av_match(const struct srdma_av *av, const struct sk_buff *skb,
  * @sdev: the device the packet is for
  * @skb: a RoCEv2 packet; consumed
  * @loop: NULL for a packet from the network; else the packet comes
- *	straight from this host's transmit path (srdma_net_loopback()),
- *	which wrote no ICRC: none is checked, and the receiving QP may put
- *	its transmit pass off into the sender's batch
+ *	straight from this host's transmit path (srdma_net_loopback(),
+ *	srdma_net_direct()), which wrote no ICRC: none is checked, and the
+ *	receiving QP may put its transmit pass off into the sender's batch
  *
  * The network glue has found @sdev and checked the UDP header, whose
  * length matches the datagram, then pulled it: skb->data is at the BTH.
  * Nothing beyond the UDP header is checked yet, and the skb may be
  * non-linear with a linear part shorter than the BTH (use pskb_may_pull()
  * or skb_header_pointer()). The network and transport (UDP) headers are
- * intact for the ICRC; the ICRC is still at the end of the packet.
+ * intact for the ICRC, except in an RC or UC packet whose @loop says it
+ * has none (srdma_loop.direct): nothing but srdma_net_av_match() may read
+ * a connected QP's packet's headers. The ICRC is still at the end of the
+ * packet.
  *
  * Context: softirq, under rcu_read_lock(): @sdev stays valid until
  * srdma_rcv() returns, because srdma_net_dev_detach() waits for an RCU

@@ -21,7 +21,10 @@
  * its lock, takes a connected QP's packet only from the QP's peer
  *
  *   4. addresses            RC and UC: the IP source and destination are
- *                           the QP's peer's and its own (C9-47.1.1)
+ *                           the QP's peer's and its own (C9-47.1.1); for
+ *                           a packet handed over without IP header, the
+ *                           addresses of its sender's AV
+ *                           (srdma_net_direct())
  *
  * and gives it to the responder (requests) or the completer (responses).
  * Each drop is counted.
@@ -69,13 +72,14 @@ static bool srdma_rcv_icrc_ok(struct srdma_dev *sdev, struct sk_buff *skb,
  * srdma_rcv() - Process one received RoCEv2 packet
  * @sdev: the device it arrived on
  * @skb: the packet, skb->data at the BTH, skb->len up to and including
- *	the ICRC, network header valid; consumed
+ *	the ICRC, network header valid unless @loop says there is none (an
+ *	RC or UC packet, srdma_net_direct()); consumed
  * @loop: NULL for a packet from the network; else the sender's batch of
  *	a packet built by this host's transmit path and handed over in
  *	memory: its ICRC was never computed, and is not checked
  *
  * Context: softirq or bottom halves disabled, rcu_read_lock held (by the
- * UDP receive path, or srdma_net_loopback()).
+ * UDP receive path, srdma_net_loopback() or srdma_net_direct()).
  */
 void srdma_rcv(struct srdma_dev *sdev, struct sk_buff *skb,
 	       struct srdma_loop *loop)

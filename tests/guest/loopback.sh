@@ -74,6 +74,7 @@ check "datagram suite through the loopback" suite dgram srdma_dgram_test 10.86.0
 ip -n lb addr add 10.86.0.9/24 dev dum0
 ip -n lb -6 addr add fd86::9/64 dev dum0 nodad
 check "RoCEv2 GID of 10.86.0.9 on dev_lb" wait_gid dev_lb 10.86.0.9
+check "RoCEv2 GID of fd86::9 on dev_lb" wait_gid dev_lb fd86::9
 for ip_b in 10.86.0.9 fd86::9; do
 	ip_a=10.86.0.1
 	[ "$ip_b" = 10.86.0.9 ] || ip_a=fd86::1
