@@ -1127,10 +1127,10 @@ void srdma_net_loop_end(struct srdma_loop *loop)
  * directly when @loop (srdma_net_loopback(), without an ICRC; for a
  * connected QP whose last packet went there, also without UDP and IP
  * headers, srdma_net_direct()), else through "lo". skb->cb belongs to
- * the IP layer from here on; skb->sk,
- * when the caller set it (with a destructor, for instance, to count
- * packets in flight), is passed along. The packet counts in tx_packets
- * when the stack accepts it, else in one tx_drop counter.
+ * the IP layer from here on; skb->sk, when the caller set it (with a
+ * destructor, for instance, to count packets in flight), is passed
+ * along. The packet counts in tx_packets when the stack accepts it, else
+ * in one tx_drop counter.
  *
  * Context: process or softirq, interrupts enabled; never sleeps. May run
  * the receive path before it returns: a packet to a local device at once

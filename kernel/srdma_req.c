@@ -641,12 +641,14 @@ static void srdma_req_local(struct srdma_qp *qp, struct srdma_swqe *sw)
 		status = srdma_mr_invalidate(qp, sw->wqe.ex.invalidate_rkey);
 		/*
 		 * A type 2 window is used only by requests arriving on this
-		 * QP (IBTA 10.6.7.2), each resolving its key and touching the
-		 * memory in one section under resp_lock: once this side has
-		 * held that lock, no access that found the window valid is
-		 * still under way, and the LOCAL_INV may complete. (A
+		 * QP (IBTA 10.6.7.2), each resolving its key and placing or
+		 * copying in one section under resp_lock: once this side
+		 * has held that lock, no such access that found the window
+		 * valid is still under way, and the LOCAL_INV may complete.
+		 * READ responses already built by page reference leave with
+		 * the pages' contents (Documentation/design.rst, MR). A
 		 * fast-registration MR, which any QP may use, is waited for
-		 * by srdma_mr_invalidate() itself.)
+		 * by srdma_mr_invalidate() itself.
 		 */
 		if (status == IB_WC_SUCCESS) {
 			spin_lock(&qp->resp_lock);

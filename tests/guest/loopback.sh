@@ -41,6 +41,7 @@ ip -n lb link set dum0 up
 check "device dev_lb on dum0 in netns lb" \
 	ip netns exec lb rdma link add dev_lb type softrdma netdev dum0
 check "RoCEv2 GID of 10.86.0.1 on dev_lb" wait_gid dev_lb 10.86.0.1
+check "RoCEv2 GID of fd86::1 on dev_lb" wait_gid dev_lb fd86::1
 
 # lo_packets: packets "lo" of netns lb has sent.
 lo_packets() {
