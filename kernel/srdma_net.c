@@ -1004,15 +1004,13 @@ static bool srdma_net_loopback(struct srdma_dev *sdev, struct net *net,
 	skb->dev = skb_dst(skb)->dev;
 	skb->protocol = ipv4 ? htons(ETH_P_IP) : htons(ETH_P_IPV6);
 	to = srdma_net_find_dev_rcu(snet, skb);
-	if (dc)
-		dc->local = NULL;
-	if (!to) {
-		rcu_read_unlock();
-		goto out;
-	}
 	if (dc) {
 		dc->local = to;
 		dc->local_gen = gen;
+	}
+	if (!to) {
+		rcu_read_unlock();
+		goto out;
 	}
 	/* What the IP stack would have done on the way out. */
 	if (ipv4)
@@ -1046,11 +1044,14 @@ static bool srdma_net_direct(struct srdma_dev *sdev,
 			     struct srdma_loop *loop,
 			     struct srdma_dst_cache *dc)
 {
-	enum srdma_transport t = srdma_opcode_transport(skb->data[0]);
+	enum srdma_transport t;
 	bool done = false;
 
+	if (!dc->local)
+		return false;
 	/* UD: the receiver reads the IP header for the GRH it completes. */
-	if (!dc->local || (t != SRDMA_TRANSPORT_RC && t != SRDMA_TRANSPORT_UC))
+	t = srdma_opcode_transport(skb->data[0]);
+	if (t != SRDMA_TRANSPORT_RC && t != SRDMA_TRANSPORT_UC)
 		return false;
 	local_bh_disable();
 	if (__this_cpu_read(srdma_loop_depth) >= SRDMA_LOOP_MAX_DEPTH)
