@@ -153,6 +153,10 @@ struct sk_buff *srdma_net_alloc_skb(struct srdma_dev *sdev,
 bool srdma_net_can_frag(const struct srdma_dev *sdev);
 int srdma_net_add_page(struct sk_buff *skb, struct page *page,
 		       unsigned int off, unsigned int len);
+bool srdma_net_put_icrc(struct sk_buff *skb);
+int srdma_net_route_headers(struct srdma_dev *sdev, const struct srdma_av *av,
+			    struct net *net, struct sk_buff *skb,
+			    struct srdma_dst_cache *dc);
 int srdma_net_xmit(struct srdma_dev *sdev, const struct srdma_av *av,
 		   struct sk_buff *skb, struct srdma_loop *loop,
 		   struct srdma_dst_cache *dc);
