@@ -54,6 +54,7 @@
 #define SRDMA_HW_REV		1
 
 struct srdma_net;
+struct srdma_dbfile_ops;
 
 /* Per-CPU device counters, see srdma_stats.h. */
 struct srdma_counters {
@@ -152,7 +153,10 @@ struct srdma_ring {
 };
 
 /**
- * struct srdma_udb - a context's doorbell eventfd (srdma_udb.c)
+ * struct srdma_udb - a context's doorbell: an eventfd or a doorbell file
+ *	(srdma_udb.c); at most one of @efd and @file
+ * @file: the doorbell file bound to the context (a reference), or NULL
+ * @dbops: the doorbell device's module, held while @file is bound
  * @efd: the eventfd, or NULL when the process gave none
  * @wait: the entry on the eventfd's wait queue whose wake-up rings
  * @pt: what the eventfd's poll() queues @wait with
@@ -160,6 +164,8 @@ struct srdma_ring {
  *	context may not watch too
  */
 struct srdma_udb {
+	struct file *file;
+	const struct srdma_dbfile_ops *dbops;
 	struct eventfd_ctx *efd;
 	struct wait_queue_entry wait;
 	poll_table pt;

@@ -28,6 +28,8 @@ MODULE_AUTHOR("The softrdma authors");
 MODULE_DESCRIPTION("softrdma: software RDMA over Converged Ethernet v2");
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_ALIAS_RDMA_LINK(SRDMA_LINK_TYPE);
+/* The doorbell device, which processes use when it is there (srdma_udb.c). */
+MODULE_SOFTDEP("pre: softrdma_doorbell");
 
 /*
  * srdma_devs holds every registered device. srdma_devs_lock (a spinlock, so

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 
 #include "softrdma.h"
 
@@ -25,10 +26,11 @@
  * @send: the SQ (else the RQ)
  *
  * "Look at the ring": the kernel runs a transmit pass of the QP or, in the
- * error state, flushes the queue. The SQ's doorbell is the QP number
- * written to the context's doorbell eventfd when the kernel watches one,
- * else (and for the RQ) a POST_SEND or POST_RECV command without work
- * requests.
+ * error state, flushes the queue. The SQ's doorbell is an ioctl() with the
+ * QP number on the context's doorbell file, or the QP number written to
+ * its doorbell eventfd, when the kernel took one; else (and for the RQ,
+ * and when the ioctl() fails) a POST_SEND or POST_RECV command without
+ * work requests.
  *
  * Return: 0 or an errno value.
  */
@@ -46,9 +48,16 @@ int srdma_doorbell(struct ibv_qp *ibqp, bool send)
 	 * A failed write (the process closed the fd) falls back; a process
 	 * that closed it and reused the number breaks its own doorbells.
 	 */
-	if (send && ctx->db_fd >= 0 &&
-	    write(ctx->db_fd, &qpn, sizeof(qpn)) == sizeof(qpn))
-		return 0;
+	if (send && ctx->db_fd >= 0) {
+		if (ctx->db_ioctl) {
+			if (!ioctl(ctx->db_fd, SRDMA_DOORBELL_RING,
+				   (unsigned long)qpn))
+				return 0;
+		} else if (write(ctx->db_fd, &qpn, sizeof(qpn)) ==
+			   sizeof(qpn)) {
+			return 0;
+		}
+	}
 	if (send) {
 		scmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
 		scmd.hdr.in_words = sizeof(scmd) / 4;

@@ -7,6 +7,7 @@
  * under a virtio NIC, by the device's hca_type attribute ("softrdma").
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -85,30 +86,43 @@ static const struct verbs_context_ops srdma_ctx_ops = {
 };
 
 /*
- * The doorbell eventfd to offer the kernel, or -1: none when
+ * The doorbells to offer the kernel, best first: the doorbell file, unless
+ * SOFTRDMA_DOORBELL_FILE is 0, and an eventfd; none when
  * SOFTRDMA_EVENTFD_DOORBELL is 0 (the command is the doorbell then, for
- * comparison).
+ * comparison). Returns -1 when there is nothing (more) to offer.
  */
-static int srdma_db_fd_open(void)
+static int srdma_db_fd_open(bool file)
 {
 	const char *env = getenv("SOFTRDMA_EVENTFD_DOORBELL");
 
 	if (env && !strcmp(env, "0"))
 		return -1;
+	if (file) {
+		env = getenv("SOFTRDMA_DOORBELL_FILE");
+		if (env && !strcmp(env, "0"))
+			return -1;
+		return open("/dev/" SRDMA_DOORBELL_DEV, O_RDWR | O_CLOEXEC);
+	}
 	return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
 
 /*
- * GET_CONTEXT, offering the kernel @ctx->db_fd when there is one. A kernel
- * that does not know the offer ignores it; one that cannot take it fails
- * the command, which then goes again without it.
+ * GET_CONTEXT, offering the kernel a doorbell file, else an eventfd. A
+ * kernel that does not know the offer ignores it; one that cannot take it
+ * fails the command, which then goes again with the next offer, and last
+ * with none.
  */
 static int srdma_get_context(struct srdma_context *ctx,
 			     struct srdma_get_context_resp *resp)
 {
 	struct srdma_get_context cmd = {};
+	int i;
 
-	if (ctx->db_fd >= 0) {
+	for (i = 0; i < 2; i++) {
+		ctx->db_ioctl = i == 0;
+		ctx->db_fd = srdma_db_fd_open(ctx->db_ioctl);
+		if (ctx->db_fd < 0)
+			continue;
 		cmd.comp_mask = SRDMA_ALLOC_UCONTEXT_DOORBELL_FD;
 		cmd.doorbell_fd = ctx->db_fd;
 		if (!ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
@@ -119,8 +133,15 @@ static int srdma_get_context(struct srdma_context *ctx,
 			goto no_db;
 		}
 		if (errno != EOPNOTSUPP && errno != EBADF &&
-		    errno != EINVAL && errno != EBUSY)
-			return errno;
+		    errno != EINVAL && errno != EBUSY) {
+			int err = errno;
+
+			close(ctx->db_fd);
+			ctx->db_fd = -1;
+			return err;
+		}
+		close(ctx->db_fd);
+		ctx->db_fd = -1;
 		memset(&cmd, 0, sizeof(cmd));
 	}
 	if (ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
@@ -146,7 +167,6 @@ static struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 
-	ctx->db_fd = srdma_db_fd_open();
 	err = srdma_get_context(ctx, &resp);
 	if (err) {
 		errno = err;

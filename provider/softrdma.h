@@ -19,9 +19,9 @@ struct srdma_device {
 };
 
 /*
- * db_fd: the doorbell eventfd the kernel watches (softrdma-abi.h,
- * struct srdma_alloc_ucontext_req), or -1: the POST_SEND command is the
- * doorbell then.
+ * db_fd: the doorbell the kernel took (softrdma-abi.h, struct
+ * srdma_alloc_ucontext_req): a doorbell file when db_ioctl, else an
+ * eventfd; or -1: the POST_SEND command is the doorbell then.
  */
 struct srdma_context {
 	struct verbs_context vctx;
@@ -29,6 +29,7 @@ struct srdma_context {
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	int db_fd;
+	bool db_ioctl;
 };
 
 /*

@@ -96,3 +96,8 @@ int hostile_db_fd(struct ibv_context *ctx)
 {
 	return to_sctx(ctx)->db_fd;
 }
+
+bool hostile_db_is_file(struct ibv_context *ctx)
+{
+	return to_sctx(ctx)->db_ioctl;
+}

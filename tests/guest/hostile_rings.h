@@ -3,6 +3,7 @@
 #ifndef HOSTILE_RINGS_H
 #define HOSTILE_RINGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
 #include <rdma/softrdma-abi.h>
@@ -22,6 +23,7 @@ uint32_t hostile_sq_prod(struct ibv_qp *qp);
 uint32_t hostile_rq_prod(struct ibv_qp *qp);
 int hostile_sq_doorbell(struct ibv_qp *qp);
 int hostile_db_fd(struct ibv_context *ctx);
+bool hostile_db_is_file(struct ibv_context *ctx);
 
 #ifdef __cplusplus
 }

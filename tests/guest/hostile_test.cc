@@ -352,6 +352,8 @@ TEST_F(HostileTest, DoorbellEventfdRingsOnlyItsContextsQps) {
   int fd_a = hostile_db_fd(a_.qp->context);
   int fd_b = hostile_db_fd(b_.qp->context);
   if (fd_a < 0 || fd_b < 0) GTEST_SKIP() << "the kernel watches no doorbell eventfd";
+  if (hostile_db_is_file(a_.qp->context) || hostile_db_is_file(b_.qp->context))
+    GTEST_SKIP() << "the doorbell is a file (SOFTRDMA_DOORBELL_FILE=0 for the eventfd)";
   ASSERT_NE(a_.qp->context, b_.qp->context);
 
   // b_'s provider believes the kernel polls its SQ: the post rings nothing.
@@ -379,6 +381,85 @@ TEST_F(HostileTest, DoorbellEventfdRingsOnlyItsContextsQps) {
   ExpectHealthyPairWorks();
 }
 
+// The doorbell file: ioctl(SRDMA_DOORBELL_RING) rings only QPs of the
+// context the file is bound to and says so (EINVAL); nothing else is a
+// doorbell; once the context is closed, a descriptor kept on the file
+// gets ENODEV.
+TEST_F(HostileTest, DoorbellFileRingsOnlyItsContextsQps) {
+  int fd_a = hostile_db_fd(a_.qp->context);
+  int fd_b = hostile_db_fd(b_.qp->context);
+  if (fd_a < 0 || fd_b < 0 || !hostile_db_is_file(a_.qp->context) ||
+      !hostile_db_is_file(b_.qp->context))
+    GTEST_SKIP() << "no doorbell file (no /dev/" SRDMA_DOORBELL_DEV ")";
+  ASSERT_NE(a_.qp->context, b_.qp->context);
+
+  // b_'s provider believes the kernel polls its SQ: the post rings nothing.
+  hostile_sq_ctrl(b_.qp)->kstate |= SRDMA_RING_KSTATE_POLLING;
+  Fill(b_.buf, 0, 4096, 7);
+  ASSERT_EQ(PostRdma(&b_, &a_, IBV_WR_RDMA_WRITE, 99, 0, 4096), 0);
+
+  // QP numbers are per device: b_'s number may name a QP of a_'s context
+  // on a_'s device, which the call rings. Another context's QP on a_'s
+  // device, and numbers of no QP, are refused.
+  ioctl(fd_a, SRDMA_DOORBELL_RING, (unsigned long)b_.qp->qp_num);
+  ibv_context* other = ibv_open_device(a_.qp->context->device);
+  ASSERT_NE(other, nullptr);
+  ibv_pd* opd = ibv_alloc_pd(other);
+  ibv_cq* ocq = ibv_create_cq(other, 4, nullptr, nullptr, 0);
+  ASSERT_TRUE(opd && ocq);
+  ibv_qp_init_attr oinit = {};
+  oinit.send_cq = ocq;
+  oinit.recv_cq = ocq;
+  oinit.qp_type = IBV_QPT_RC;
+  oinit.cap.max_send_wr = 1;
+  oinit.cap.max_recv_wr = 1;
+  oinit.cap.max_send_sge = 1;
+  oinit.cap.max_recv_sge = 1;
+  ibv_qp* oqp = ibv_create_qp(opd, &oinit);
+  ASSERT_NE(oqp, nullptr);
+  const unsigned long values[] = {oqp->qp_num, 0, 1, 0xffffff, 0x1000000, ~0UL};
+  for (unsigned long v : values) {
+    EXPECT_EQ(ioctl(fd_a, SRDMA_DOORBELL_RING, v), -1) << v;
+    EXPECT_EQ(errno, EINVAL) << v;
+  }
+  EXPECT_EQ(ioctl(hostile_db_fd(other), SRDMA_DOORBELL_RING, (unsigned long)oqp->qp_num), 0)
+      << strerror(errno);
+  EXPECT_EQ(ibv_destroy_qp(oqp), 0);
+  EXPECT_EQ(ibv_destroy_cq(ocq), 0);
+  EXPECT_EQ(ibv_dealloc_pd(opd), 0);
+  EXPECT_EQ(ibv_close_device(other), 0);
+  EXPECT_EQ(ioctl(fd_a, SRDMA_DOORBELL_RING + 1, (unsigned long)b_.qp->qp_num), -1);
+  EXPECT_EQ(errno, ENOTTY);
+  uint64_t qpn = b_.qp->qp_num;
+  EXPECT_EQ(write(fd_a, &qpn, sizeof(qpn)), -1);
+  EXPECT_TRUE(Poll(b_.cq, 1, 300).empty()) << "a_'s doorbell file rang b_'s QP";
+
+  ASSERT_EQ(ioctl(fd_b, SRDMA_DOORBELL_RING, (unsigned long)b_.qp->qp_num), 0)
+      << strerror(errno);
+  auto wc = Poll(b_.cq, 1, 5000);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 99u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 4096), 0);
+
+  // A file that outlives its context, and one never bound.
+  ibv_context* ctx = ibv_open_device(a_.qp->context->device);
+  ASSERT_NE(ctx, nullptr);
+  ASSERT_TRUE(hostile_db_is_file(ctx));
+  int kept = dup(hostile_db_fd(ctx));
+  ASSERT_GE(kept, 0);
+  EXPECT_EQ(ibv_close_device(ctx), 0);
+  EXPECT_EQ(ioctl(kept, SRDMA_DOORBELL_RING, 1UL), -1);
+  EXPECT_EQ(errno, ENODEV);
+  close(kept);
+  int fresh = open("/dev/" SRDMA_DOORBELL_DEV, O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fresh, 0) << strerror(errno);
+  EXPECT_EQ(ioctl(fresh, SRDMA_DOORBELL_RING, (unsigned long)a_.qp->qp_num), -1);
+  EXPECT_EQ(errno, EINVAL);
+  close(fresh);
+  ExpectHealthyPairWorks();
+}
+
 // A thread writes a QP's number to the doorbell eventfd and then blocks
 // in the same system call: a writev() whose second buffer faults on a page
 // that userfaultfd holds. The QP's doorbell work is queued on that thread
@@ -393,6 +474,8 @@ TEST_F(HostileTest, DestroyDoesNotWaitForADoorbellNotYetRun) {
   ASSERT_EQ(Connect(&y, &x, mtu_, {}), 0);
   int fd = hostile_db_fd(x.qp->context);
   if (fd < 0) GTEST_SKIP() << "the kernel watches no doorbell eventfd";
+  if (hostile_db_is_file(x.qp->context))
+    GTEST_SKIP() << "the doorbell is a file (SOFTRDMA_DOORBELL_FILE=0 for the eventfd)";
   int uffd = int(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
   if (uffd < 0) GTEST_SKIP() << "userfaultfd: " << strerror(errno);
   uffdio_api api = {};

@@ -81,12 +81,20 @@ dmesg_mark() {
 }
 
 # load_module KO: insmod a module built outside the kernel's tree after
-# loading, with modprobe, every module it depends on.
+# loading, with modprobe, every module it depends on. For softrdma.ko, the
+# doorbell device's module built beside it is loaded first (what its
+# softdep asks of modprobe), unless SRDMA_NO_DOORBELL_FILE is set.
 load_module() {
-	local deps
+	local deps dbko
 	deps=$(modinfo -F depends "$1" | tr ',' ' ')
 	# shellcheck disable=SC2086
 	[ -z "$deps" ] || modprobe -a $deps || return 1
 	modprobe ib_uverbs || return 1
+	dbko=$(dirname "$1")/softrdma_doorbell.ko
+	if [ "$(basename "$1")" = softrdma.ko ] && [ -f "$dbko" ] &&
+		[ -z "${SRDMA_NO_DOORBELL_FILE:-}" ] &&
+		! grep -q '^softrdma_doorbell ' /proc/modules; then
+		insmod "$dbko" || return 1
+	fi
 	insmod "$1"
 }

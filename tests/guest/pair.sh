@@ -16,7 +16,9 @@
 #                veth0 and veth1 (loss, reordering, duplication, corruption)
 #     --filter F     run only the tests gtest_filter F selects
 #     --cmd-doorbell the provider rings with the uverbs command, not the
-#                    doorbell eventfd (SOFTRDMA_EVENTFD_DOORBELL=0)
+#                    doorbell file (SOFTRDMA_EVENTFD_DOORBELL=0)
+#     --eventfd-doorbell the provider rings by the doorbell eventfd, not
+#                    the doorbell file (SOFTRDMA_DOORBELL_FILE=0)
 #   SRDMA_TEST_TIMEOUT   seconds the test binary may run (default 900)
 #
 # Prints TAP; the gtest XML and text go to $SRDMA_OUT/NAME.{xml,txt}, NAME
@@ -29,7 +31,7 @@ cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/guest/lib.sh
 . tests/guest/lib.sh
 
-swap="" v6="" netem="" filter="*" cmddb=""
+swap="" v6="" netem="" filter="*" cmddb="" efddb=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--swap) swap=1 ;;
@@ -37,6 +39,7 @@ while [ $# -gt 0 ]; do
 	--netem) netem=${2:?}; shift ;;
 	--filter) filter=${2:?}; shift ;;
 	--cmd-doorbell) cmddb=1; export SOFTRDMA_EVENTFD_DOORBELL=0 ;;
+	--eventfd-doorbell) efddb=1; export SOFTRDMA_DOORBELL_FILE=0 ;;
 	*) break ;;
 	esac
 	shift
@@ -97,7 +100,7 @@ check "device dev_peer ($kind_b) on veth1 in netns peer" add_dev "$kind_b" dev_p
 ip_init=10.80.0.1 ip_peer=10.80.0.2
 [ -z "$v6" ] || { ip_init=fd80::1; ip_peer=fd80::2; }
 slug=$(printf '%s' "$netem" | tr -c 'a-zA-Z0-9' '_')
-name=${test_bin#srdma_}-$kind_a-$kind_b${swap:+-swap}${v6:+-v6}${netem:+-netem-$slug}${cmddb:+-cmddb}
+name=${test_bin#srdma_}-$kind_a-$kind_b${swap:+-swap}${v6:+-v6}${netem:+-netem-$slug}${cmddb:+-cmddb}${efddb:+-efddb}
 if [ -z "$swap" ]; then
 	ends=(SRDMA_DEV_A=dev_init SRDMA_IP_A=$ip_init SRDMA_KIND_A="$kind_a"
 	      SRDMA_NETNS_A=
@@ -112,7 +115,7 @@ fi
 env "${ends[@]}" SRDMA_NETEM="$netem" timeout "${SRDMA_TEST_TIMEOUT:-900}" "$build/tests/$test_bin" --gtest_filter="$filter" \
 	--gtest_output="xml:$out/$name.xml" >"$out/$name.txt" 2>&1
 rc=$?
-check "$test_bin: $kind_a <-> $kind_b${swap:+ (roles swapped)}${v6:+ over IPv6}${netem:+ under netem $netem}${cmddb:+, doorbell by command}" test "$rc" = 0
+check "$test_bin: $kind_a <-> $kind_b${swap:+ (roles swapped)}${v6:+ over IPv6}${netem:+ under netem $netem}${cmddb:+, doorbell by command}${efddb:+, doorbell by eventfd}" test "$rc" = 0
 [ "$rc" = 0 ] || grep -E "FAILED|Failure|Expected|Which is|status" "$out/$name.txt" | head -40 | sed 's/^/# /'
 rdma statistic show link dev_init/1 >"$out/stats-$name-init.txt" 2>&1
 rdma statistic show link dev_peer/1 >"$out/stats-$name-peer.txt" 2>&1

@@ -71,8 +71,11 @@ runs=(
 	"srdma_rc_test softrdma softrdma"
 	"--ipv6 srdma_rc_test softrdma softrdma"
 	"srdma_hostile_test softrdma softrdma"
-	# The doorbell by uverbs command, which the eventfd replaces
+	# The doorbells the doorbell file replaces: the uverbs command and
+	# the eventfd
 	"--cmd-doorbell --filter RcTest.SendSizes:RcTest.WriteSizes:RcTest.ReadSizes:RcTest.Atomics:RcTest.ModifyToErrorFlushesEveryOutstandingWqe srdma_rc_test softrdma softrdma"
+	"--eventfd-doorbell --filter RcTest.SendSizes:RcTest.WriteSizes:RcTest.ReadSizes:RcTest.Atomics:RcTest.ModifyToErrorFlushesEveryOutstandingWqe srdma_rc_test softrdma softrdma"
+	"--eventfd-doorbell --filter HostileTest.*Eventfd*:HostileTest.DestroyDoesNotWaitForADoorbellNotYetRun srdma_hostile_test softrdma softrdma"
 	"srdma_dgram_test softrdma softrdma"
 	"--ipv6 srdma_dgram_test softrdma softrdma"
 	"srdma_mem_test softrdma softrdma"

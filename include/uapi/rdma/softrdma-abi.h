@@ -70,6 +70,7 @@
 #ifndef SOFTRDMA_ABI_USER_H
 #define SOFTRDMA_ABI_USER_H
 
+#include <linux/ioctl.h>
 #include <linux/types.h>
 
 #define SRDMA_UVERBS_ABI_VERSION	1
@@ -241,6 +242,19 @@ struct srdma_cqe {
  * events. The response's comp_mask says whether the kernel watches the
  * eventfd (SRDMA_ALLOC_UCONTEXT_RESP_DOORBELL_FD); if not, the command is
  * the doorbell.
+ *
+ * doorbell_fd may instead be a file of the doorbell device,
+ * /dev/softrdma_doorbell (SRDMA_DOORBELL_DEV), opened by the process for
+ * this context alone: the kernel binds the file to the context, and
+ * ioctl(fd, SRDMA_DOORBELL_RING, qpn) rings the SQ doorbell of QP qpn of
+ * the context, running the transport inside the call (no wake-up, no
+ * work on the way back to user mode: the cheapest doorbell). It returns
+ * 0; -1 with errno EINVAL when qpn names no QP of the context, ENODEV
+ * once the context is gone (the device was removed), ENOTTY for another
+ * request; a process then falls back to the command. A file bound once
+ * cannot be bound again (EBUSY). The device belongs to a module of its
+ * own, softrdma_doorbell: an open file holds that module, never
+ * softrdma. Without it loaded there is no device, and eventfds serve.
  */
 struct srdma_alloc_ucontext_req {
 	__u32 comp_mask;		/* SRDMA_ALLOC_UCONTEXT_* */
@@ -261,6 +275,10 @@ struct srdma_alloc_ucontext_resp {
 
 /* Response comp_mask: the kernel watches the command's doorbell_fd. */
 #define SRDMA_ALLOC_UCONTEXT_RESP_DOORBELL_FD	(1U << 0)
+
+/* The doorbell device, under /dev, and its one request (argument: qpn). */
+#define SRDMA_DOORBELL_DEV			"softrdma_doorbell"
+#define SRDMA_DOORBELL_RING			_IO(0xd5, 0x01)
 
 /* Where and how big a ring is, as every create response reports it. */
 struct srdma_ring_info {
