@@ -83,7 +83,7 @@ static int srdma_dbfile_open(struct inode *inode, struct file *file)
 {
 	struct srdma_dbfile *f;
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		return -ENOMEM;
 	spin_lock_init(&f->lock);
@@ -158,6 +158,7 @@ static void srdma_dbfile_unbind(struct file *file)
 }
 
 const struct srdma_dbfile_ops srdma_dbfile_ops = {
+	.version = SRDMA_DBFILE_VERSION,
 	.bind = srdma_dbfile_bind,
 	.unbind = srdma_dbfile_unbind,
 };

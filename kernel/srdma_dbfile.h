@@ -15,8 +15,18 @@ struct file;
  */
 typedef long srdma_dbfile_ring_fn(void *ctx, unsigned long qpn);
 
+/*
+ * The layout of struct srdma_dbfile_ops and the ring function's contract:
+ * bumped with any change to either. The two modules may come from
+ * different builds (the doorbell module stays loaded while files are
+ * open, and softrdma may be replaced meanwhile), and symbol_get() checks
+ * no symbol version: softrdma uses only a module of its own version.
+ */
+#define SRDMA_DBFILE_VERSION	1
+
 /**
  * struct srdma_dbfile_ops - what softrdma calls in softrdma_doorbell
+ * @version: SRDMA_DBFILE_VERSION of the doorbell module's build
  * @bind: bind a doorbell file to @ctx, for @ring to ring @ctx's QPs:
  *	0; -ENOTTY when @file is not a doorbell file, -EBUSY when it was
  *	bound before. The caller keeps a reference to @file until it
@@ -25,6 +35,7 @@ typedef long srdma_dbfile_ring_fn(void *ctx, unsigned long qpn);
  *	use it to return. Process context; sleeps.
  */
 struct srdma_dbfile_ops {
+	unsigned int version;
 	int (*bind)(struct file *file, void *ctx, srdma_dbfile_ring_fn *ring);
 	void (*unbind)(struct file *file);
 };

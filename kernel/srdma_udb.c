@@ -112,12 +112,6 @@ static void srdma_udb_put(struct srdma_udb_qp *u)
 }
 
 /*
- * Run a process QP's doorbell, queued by srdma_udb_ring() on the task
- * that rang it. Clearing the bit before the pass lets a doorbell rung
- * during the pass queue the work again, so no WQE published before a
- * write waits for another.
- */
-/*
  * Run the doorbell of @u's QP, unless destroy has taken the QP away;
  * destroy waits for the pass (srdma_udb_qp_release()).
  * Context: process context, no lock held; the caller holds a reference
@@ -142,6 +136,12 @@ static void srdma_udb_qp_ring(struct srdma_udb_qp *u)
 	wake_up_var(&u->running);
 }
 
+/*
+ * Run a process QP's doorbell, queued by srdma_udb_ring() on the task
+ * that rang it. Clearing the bit before the pass lets a doorbell rung
+ * during the pass queue the work again, so no WQE published before a
+ * write waits for another.
+ */
 static void srdma_udb_work(struct callback_head *cb)
 {
 	struct srdma_udb_qp *u = container_of(cb, struct srdma_udb_qp, work);
@@ -256,7 +256,8 @@ static long srdma_udb_file_ring(void *ctx, unsigned long qpn)
 
 /*
  * Bind @file to @uc if it is a doorbell file. Returns -ENOTTY when it is
- * not one (or the doorbell device's module is not loaded).
+ * not one (or the doorbell device's module is not loaded, or is of
+ * another version).
  */
 static int srdma_udb_file_bind(struct srdma_ucontext *uc, struct file *file)
 {
@@ -265,6 +266,12 @@ static int srdma_udb_file_bind(struct srdma_ucontext *uc, struct file *file)
 
 	if (!ops)
 		return -ENOTTY;
+	if (ops->version != SRDMA_DBFILE_VERSION) {
+		pr_warn_once("softrdma: softrdma_doorbell is of another build (version %u, not %u): doorbells by eventfd\n",
+			     ops->version, SRDMA_DBFILE_VERSION);
+		symbol_put(srdma_dbfile_ops);
+		return -ENOTTY;
+	}
 	err = ops->bind(file, uc, srdma_udb_file_ring);
 	if (err) {
 		symbol_put(srdma_dbfile_ops);
@@ -342,10 +349,11 @@ out_fput:
 }
 
 /**
- * srdma_udb_detach() - Stop watching a context's doorbell eventfd
+ * srdma_udb_detach() - Let go of a context's doorbell: file or eventfd
  * @uc: the context; nothing if it has none
  *
- * When this returns, no wake-up of the eventfd runs for @uc any more.
+ * When this returns, no wake-up of the eventfd and no call on the
+ * doorbell file runs for @uc any more.
  *
  * Context: process context; may sleep.
  */

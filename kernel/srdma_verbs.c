@@ -263,7 +263,7 @@ int srdma_udata_cmd(struct ib_udata *udata, void *cmd, size_t size)
  *
  * Context: process context.
  * Return: 0; -EOPNOTSUPP for a request this kernel does not know;
- * -EBADF, -EINVAL or -EBUSY for a doorbell eventfd it cannot watch
+ * -EBADF, -EINVAL or -EBUSY for a doorbell file or eventfd it cannot take
  * (srdma_udb_attach()); -EFAULT.
  */
 int srdma_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)

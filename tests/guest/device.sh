@@ -123,14 +123,17 @@ check "verbs object suite (loopback device)" test "$rc" = 0
 
 # --- Removal -----------------------------------------------------------------
 # A process holds srdma0 open (a pingpong server waiting for its peer): the
-# device goes away anyway and the process is left with a dead context.
+# device goes away anyway and the process is left with a dead context. It
+# lives on until after rmmod, with its context's doorbell file (bound,
+# then cut loose) and a file of the doorbell device never bound: they
+# hold the doorbell device's module, never softrdma.
 ibv_rc_pingpong -d srdma0 -g 1 >/dev/null 2>&1 &
 holder=$!
+dbdev=/dev/softrdma_doorbell
+[ ! -e "$dbdev" ] || exec 9<>"$dbdev"
 sleep 1
 check "rdma link delete srdma0 while a process uses it" \
 	timeout 30 rdma link delete srdma0
-kill "$holder" 2>/dev/null
-wait "$holder" 2>/dev/null
 check "srdma0 is gone" tap_negate sh -c "rdma dev | grep -q 'srdma0:'"
 check "netdev removal takes its device along" ip link del vsa
 check "peer_a is gone" wait_for 5 tap_negate sh -c "rdma dev | grep -q peer_a"
@@ -138,6 +141,16 @@ check "a device can be re-added after delete" \
 	rdma link add srdma0 type softrdma netdev dummy0
 check "netdev deleted while its device exists" ip link del dummy0
 check "rmmod with a device present (loopback)" rmmod softrdma
+if [ -e "$dbdev" ]; then
+	check "the doorbell module stays while its files are open" \
+		tap_negate rmmod softrdma_doorbell
+fi
+exec 9>&-
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+if [ -e "$dbdev" ]; then
+	check "and unloads once they are closed" rmmod softrdma_doorbell
+fi
 check "no softrdma device is left" tap_negate sh -c "rdma dev | grep -q srdma"
 check "module can be loaded again" load_module "$module"
 check "and unloaded" rmmod softrdma

@@ -249,9 +249,11 @@ struct srdma_cqe {
  * ioctl(fd, SRDMA_DOORBELL_RING, qpn) rings the SQ doorbell of QP qpn of
  * the context, running the transport inside the call (no wake-up, no
  * work on the way back to user mode: the cheapest doorbell). It returns
- * 0; -1 with errno EINVAL when qpn names no QP of the context, ENODEV
- * once the context is gone (the device was removed), ENOTTY for another
- * request; a process then falls back to the command. A file bound once
+ * 0 (also for a QP being destroyed, whose doorbell then does nothing);
+ * -1 with errno EINVAL when qpn names no QP of the context or the file
+ * was never bound, ENODEV once the context is gone (closed, or its device
+ * removed), ENOTTY for another request; a process then falls back to the
+ * command. A file bound once
  * cannot be bound again (EBUSY). The device belongs to a module of its
  * own, softrdma_doorbell: an open file holds that module, never
  * softrdma. Without it loaded there is no device, and eventfds serve.
