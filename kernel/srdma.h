@@ -477,7 +477,7 @@ struct srdma_sqpoll_qp {
  * @resp: responder state
  * @retrans_timer: local ACK timeout (srdma_comp.c)
  * @rnr_timer: RNR NAK wait, or a tick after a failed allocation (srdma_comp.c)
- * @probe_timer: tail probe (srdma_req.c)
+ * @probe_timer: tail probe (srdma_req_ack.c)
  * @tx_tasklet: continues transmission that exceeded one pass's budget, or
  *	that waited for packets in flight (@txg)
  * @sqpoll: a process's SQ polled from another CPU (srdma_sqpoll.c)
@@ -741,20 +741,27 @@ bool srdma_sqpoll_doorbell(struct srdma_qp *qp);
 void srdma_sqpoll_stop(struct srdma_qp *qp);
 
 /* srdma_req.c */
+bool srdma_wr_is_read_atomic(u8 op);
 struct srdma_swqe *srdma_swqe_at(struct srdma_qp *qp, u32 idx);
 int srdma_req_fetch(struct srdma_qp *qp);
+struct sk_buff *srdma_req_packet(struct srdma_qp *qp, struct srdma_swqe *sw,
+				 u32 psn, u32 off, bool probe, bool *bad);
 bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
 bool srdma_req_idle(struct srdma_qp *qp);
 void srdma_req_drained(struct srdma_qp *qp);
-bool srdma_req_expects(struct srdma_qp *qp);
-bool srdma_req_want_ack(const struct srdma_qp *qp,
-			const struct srdma_swqe *sw, u32 psn, bool last);
-void srdma_req_probe(struct srdma_qp *qp, struct sk_buff_head *q);
-void srdma_req_arm_probe(struct srdma_qp *qp);
-void srdma_req_probe_timeout(struct timer_list *t);
 void srdma_req_congestion(struct srdma_qp *qp, bool timeout);
 void srdma_req_acked(struct srdma_qp *qp, u32 n);
 void srdma_req_credits(struct srdma_qp *qp, const struct srdma_pkt *pkt);
+
+/* srdma_req_ack.c */
+bool srdma_req_want_ack(const struct srdma_qp *qp,
+			const struct srdma_swqe *sw, u32 psn, bool last);
+void srdma_req_time_rtt(struct srdma_qp *qp, u32 psn);
+void srdma_req_rtt_rewind(struct srdma_req *req);
+void srdma_req_probe(struct srdma_qp *qp, struct sk_buff_head *q);
+void srdma_req_probe_timeout(struct timer_list *t);
+bool srdma_req_expects(struct srdma_qp *qp);
+void srdma_req_arm_probe(struct srdma_qp *qp);
 
 /* srdma_comp.c */
 void srdma_comp_complete(struct srdma_qp *qp, enum ib_wc_status status);
@@ -769,15 +776,20 @@ void srdma_comp_timeout(struct timer_list *t);
 void srdma_comp_rnr_timeout(struct timer_list *t);
 
 /* srdma_resp.c */
+void srdma_resp_nak_fatal(struct srdma_qp *qp, u8 nak, u32 psn);
 void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		    const struct sk_buff *skb);
-bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
+u32 srdma_res_age(const struct srdma_resp *resp, u32 slot);
+bool srdma_res_pending(const struct srdma_rd_res *res);
 bool srdma_res_reusable(const struct srdma_rd_res *res);
 int srdma_resp_take_rwqe(struct srdma_qp *qp);
 void srdma_uc_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		  const struct sk_buff *skb);
 void srdma_resp_rwqe_done(struct srdma_qp *qp);
 u64 srdma_rwqe_room(const struct srdma_recv_wqe *w);
+
+/* srdma_resp_tx.c */
+bool srdma_resp_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
 
 /* srdma_srq.c */
 int srdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

@@ -4,12 +4,14 @@
  * engines of a reliable connected QP (IBTA 9.7):
  *
  *   requester  srdma_req.c   turns SQ WQEs into request packets, owns the
- *                            send PSNs, retransmits (go-back-N)
+ *                            send PSNs, retransmits (go-back-N); which
+ *                            packets ask for an ACK: srdma_req_ack.c
  *   completer  srdma_comp.c  consumes ACKs, NAKs, read and atomic
  *                            responses; completes SQ WQEs; retry and RNR
  *   responder  srdma_resp.c  executes requests: places SEND/WRITE data,
  *                            answers READ and atomics, generates ACK/NAK,
- *                            handles duplicates (9.7.5.1.4)
+ *                            handles duplicates (9.7.5.1.4); the answers
+ *                            are built in srdma_resp_tx.c
  *
  * The requester and the completer run under qp->lock, the responder under
  * qp->resp_lock: a process posting to a QP does not wait for a request
