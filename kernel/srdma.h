@@ -433,6 +433,9 @@ struct srdma_txg {
  *	written with WRITE_ONCE() by the doorbell (under the QP's lock) and
  *	the poller
  * @more: the last pass left work; the poller's only
+ * @kicked: a pass elsewhere (a softirq, the QP's tasklet) left work to
+ *	the poller rather than to the tasklet (srdma_qp_pass()); set with
+ *	WRITE_ONCE() under the QP's lock, cleared by the poller
  * @seen: the producer index before the last pass; the poller's only
  * @deadline: local_clock() after which an idle QP is let go; the poller's
  * @sample_cpu: the CPU whose idle time @sample_idle_us is; with
@@ -447,6 +450,7 @@ struct srdma_sqpoll_qp {
 	bool rearm;
 	bool linger;
 	bool more;
+	bool kicked;
 	u32 seen;
 	u64 deadline;
 	int sample_cpu;

@@ -12,8 +12,9 @@
  *
  * When a process streams (the doorbell finds other WQEs outstanding than
  * the one it announces, or that one unsignaled: srdma_sqpoll_streams())
- * and another CPU of its node was idle since the QP's last doorbell, the
- * doorbell lists the QP with that CPU's poller, a
+ * and another CPU of its node was idle since the QP's last doorbell, or
+ * already polls other QPs, the doorbell lists the QP with that CPU's
+ * poller, a
  * work item that serves the QPs of its list round robin: a pass for each
  * QP whose producer index moved or whose last pass left work. A QP stays
  * listed, with POLLING set, until sq_poll_linger_us pass without a post,
@@ -221,9 +222,15 @@ bool srdma_sqpoll_doorbell(struct srdma_qp *qp)
 	if (!srdma_sqpoll_streams(qp))
 		return false;
 	cpu = srdma_sqpoll_pick_cpu(qp, raw_smp_processor_id());
-	if (cpu < 0 || !srdma_sqpoll_was_idle(sp, cpu))
+	if (cpu < 0)
 		return false;
 	pc = per_cpu_ptr(&srdma_sqpoll_cpus, cpu);
+	/*
+	 * A CPU whose poller has QPs is busy with them: that is no reason
+	 * to keep another QP of the process off it.
+	 */
+	if (list_empty_careful(&pc->qps) && !srdma_sqpoll_was_idle(sp, cpu))
+		return false;
 
 	/*
 	 * Say POLLING now, not when the poller gets to the QP: posts made
@@ -302,8 +309,10 @@ static bool srdma_sqpoll_serve(struct srdma_qp *qp, bool *stepped,
 
 	if (drain || READ_ONCE(qp->dead) || READ_ONCE(qp->state) != IB_QPS_RTS)
 		return false;
-	if (sp->more || prod != sp->seen) {
+	if (sp->more || prod != sp->seen || READ_ONCE(sp->kicked)) {
 		sp->seen = prod;
+		/* Before the pass: a kick during it is for the next one. */
+		WRITE_ONCE(sp->kicked, false);
 		sp->more = srdma_qp_step(qp);
 		sp->deadline = local_clock() +
 			       (u64)READ_ONCE(srdma_sqpoll_linger_us) *
@@ -387,6 +396,12 @@ static void srdma_sqpoll_cpu_work(struct work_struct *work)
 			qp->sqpoll.state = SRDMA_SQPOLL_RELEASING;
 		}
 		spin_unlock_bh(&pc->lock);
+		if (!keep && drain)
+			srdma_counter_inc(to_sdev(qp->ibqp.device),
+					  SRDMA_CNT_SQ_POLL_YIELDS);
+		if (!keep && drain)
+			srdma_counter_inc(to_sdev(qp->ibqp.device),
+					  SRDMA_CNT_SQ_POLL_YIELDS);
 		if (!keep)
 			srdma_sqpoll_release(pc, qp, drain);
 
@@ -394,7 +409,8 @@ static void srdma_sqpoll_cpu_work(struct work_struct *work)
 		 * After every turn: single_task_running() is a read of the
 		 * run queue, and cond_resched() a test of a flag.
 		 */
-		if (!drain && srdma_sqpoll_contended(pc))
+		if (!drain && !list_empty_careful(&pc->qps) &&
+		    srdma_sqpoll_contended(pc))
 			drain = true;
 		if (!stepped)
 			cpu_relax();

@@ -35,6 +35,7 @@ static const struct rdma_stat_desc srdma_counter_descs[] = {
 	[SRDMA_CNT_TX_LIMITED].name = "tx_limited_packets",
 	[SRDMA_CNT_TX_THROTTLED].name = "tx_throttled",
 	[SRDMA_CNT_SQ_POLL_HANDOFFS].name = "sq_poll_handoffs",
+	[SRDMA_CNT_SQ_POLL_YIELDS].name = "sq_poll_yields",
 };
 
 static_assert(ARRAY_SIZE(srdma_counter_descs) == SRDMA_CNT_MAX);

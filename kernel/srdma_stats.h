@@ -56,6 +56,7 @@ enum srdma_counter {
 	SRDMA_CNT_TX_LIMITED,		/* request packets sent without credit */
 	SRDMA_CNT_TX_THROTTLED,		/* passes stopped for packets in flight */
 	SRDMA_CNT_SQ_POLL_HANDOFFS,	/* doorbells handed to a polling CPU */
+	SRDMA_CNT_SQ_POLL_YIELDS,	/* QPs a poller gave back: CPU wanted */
 	SRDMA_CNT_MAX
 };
 

@@ -296,6 +296,16 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 	srdma_req_arm_probe(qp);
 	if (srdma_qp_update_polling(qp, busy || srdma_req_expects(qp)))
 		more = true;
+	/*
+	 * A poller that has the QP runs its next pass: the QP's tasklet
+	 * would only compete with it for its CPU. Under qp->lock, so that a
+	 * poller letting go of the QP, which clears linger before its last
+	 * pass takes the lock, runs that pass after this one.
+	 */
+	if (more && READ_ONCE(qp->sqpoll.linger)) {
+		WRITE_ONCE(qp->sqpoll.kicked, true);
+		more = false;
+	}
 	return more;
 }
 
