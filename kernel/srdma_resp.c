@@ -521,6 +521,7 @@ bool srdma_res_pending(const struct srdma_rd_res *res)
  * max_dest_rd_atomic: a NAK invalid request (C9-86).
  *
  * Context: any; qp->resp_lock held for a live QP's resource.
+ * Return: true when the resource may be overwritten.
  */
 bool srdma_res_reusable(const struct srdma_rd_res *res)
 {

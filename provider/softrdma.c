@@ -116,7 +116,7 @@ static int srdma_get_context(struct srdma_context *ctx,
 			     struct srdma_get_context_resp *resp)
 {
 	struct srdma_get_context cmd = {};
-	int i;
+	int i, err;
 
 	for (i = 0; i < 2; i++) {
 		ctx->db_ioctl = i == 0;
@@ -132,16 +132,12 @@ static int srdma_get_context(struct srdma_context *ctx,
 				return 0;
 			goto no_db;
 		}
-		if (errno != EOPNOTSUPP && errno != EBADF &&
-		    errno != EINVAL && errno != EBUSY) {
-			int err = errno;
-
-			close(ctx->db_fd);
-			ctx->db_fd = -1;
-			return err;
-		}
+		err = errno;
 		close(ctx->db_fd);
 		ctx->db_fd = -1;
+		if (err != EOPNOTSUPP && err != EBADF && err != EINVAL &&
+		    err != EBUSY)
+			return err;
 		memset(&cmd, 0, sizeof(cmd));
 	}
 	if (ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
