@@ -432,9 +432,10 @@ struct srdma_txg {
  *	SRDMA_RING_KSTATE_POLLING set; read by passes under the QP's lock,
  *	written with WRITE_ONCE() by the doorbell (under the QP's lock) and
  *	the poller
- * @more: the last pass left work; the poller's only
- * @kicked: a pass elsewhere (a softirq, the QP's tasklet) left work to
- *	the poller rather than to the tasklet (srdma_qp_pass()); set with
+ * @more: the poller's last pass left work it did not leave to @kicked
+ *	(its request stream stopped at its bound); the poller's only
+ * @kicked: a pass on the poller's CPU, the poller's own among them, left
+ *	requester work to the poller (srdma_sqpoll_kick()); set with
  *	WRITE_ONCE() under the QP's lock, cleared by the poller
  * @seen: the producer index before the last pass; the poller's only
  * @deadline: local_clock() after which an idle QP is let go; the poller's
@@ -742,6 +743,7 @@ void srdma_udb_exit(void);
 int srdma_sqpoll_init(void);
 void srdma_sqpoll_exit(void);
 bool srdma_sqpoll_doorbell(struct srdma_qp *qp);
+bool srdma_sqpoll_kick(struct srdma_qp *qp);
 void srdma_sqpoll_stop(struct srdma_qp *qp);
 
 /* srdma_req.c */

@@ -14,9 +14,9 @@
  * the one it announces, or that one unsignaled: srdma_sqpoll_streams())
  * and another CPU of its node was idle since the QP's last doorbell, or
  * already polls other QPs, the doorbell lists the QP with that CPU's
- * poller, a
- * work item that serves the QPs of its list round robin: a pass for each
- * QP whose producer index moved or whose last pass left work. A QP stays
+ * poller, a work item that serves the QPs of its list round robin: a
+ * pass for each QP whose producer index moved or whose last pass left
+ * work. A QP stays
  * listed, with POLLING set, until sq_poll_linger_us pass without a post,
  * so a process that keeps posting makes no system call: its CPU posts
  * and polls completions while the poller's sends, the way a NIC works
@@ -26,11 +26,14 @@
  *
  * The poller only uses a CPU nobody else wants. Doorbells look at the
  * CPU's idle time (srdma_sqpoll_was_idle()); the poller itself, at its
- * start and after each turn, at whether another task is runnable
- * (srdma_sqpoll_contended()). When one is, and still is after a short
- * nap, the poller lets go of its QPs and doorbells stay off the CPU for
+ * start and after each turn that leaves it QPs, at whether another task
+ * is runnable (srdma_sqpoll_contended()). When one is, and still is
+ * after a short nap, the poller lets go of its QPs and doorbells stay off the CPU for
  * SRDMA_SQPOLL_BACKOFF. Sharing a CPU would slow both, say a receiver
- * busy-polling its CQ and the poller sending to it.
+ * busy-polling its CQ and the poller sending to it. Work that a pass on
+ * the poller's CPU leaves on a polled QP is the poller's
+ * (srdma_sqpoll_kick()): the QP's tasklet there would be one more task
+ * competing for the CPU once softirqs go to ksoftirqd.
  *
  * Context and lifetime: a poller runs in process context on a bound,
  * CPU-intensive workqueue (it does not hold up other work items of its
@@ -227,9 +230,9 @@ bool srdma_sqpoll_doorbell(struct srdma_qp *qp)
 	pc = per_cpu_ptr(&srdma_sqpoll_cpus, cpu);
 	/*
 	 * A CPU whose poller has QPs is busy with them: that is no reason
-	 * to keep another QP of the process off it.
+	 * to keep another QP off it. Read without the lock: a hint.
 	 */
-	if (list_empty_careful(&pc->qps) && !srdma_sqpoll_was_idle(sp, cpu))
+	if (list_empty(&pc->qps) && !srdma_sqpoll_was_idle(sp, cpu))
 		return false;
 
 	/*
@@ -270,6 +273,37 @@ bool srdma_sqpoll_doorbell(struct srdma_qp *qp)
 		if (wake)
 			queue_work_on(cpu, srdma_sqpoll_wq, &pc->work);
 	}
+	return true;
+}
+
+/**
+ * srdma_sqpoll_kick() - Leave a pass's leftover work to the QP's poller
+ * @qp: the QP
+ *
+ * On the CPU of a poller that has the QP (linger set), requester work
+ * that a pass leaves (the completer's, after an ACK delivered in the
+ * poller's own pass) is for the poller's next turn. The QP's tasklet
+ * would run it again and again, each run leaving work for the next,
+ * until the CPU's softirqs went to ksoftirqd, which the poller takes for
+ * a competitor. Elsewhere the tasklet runs it at once, where the poller
+ * may be napping. Under qp->lock, so that a poller letting go of the QP,
+ * which clears linger before its last pass takes the lock, runs that
+ * pass after this one.
+ *
+ * Context: any; qp->lock held.
+ * Return: true when the poller will run the pass.
+ */
+bool srdma_sqpoll_kick(struct srdma_qp *qp)
+{
+	struct srdma_sqpoll_cpu *pc;
+
+	lockdep_assert_held(&qp->lock);
+	if (!READ_ONCE(qp->sqpoll.linger))
+		return false;
+	pc = READ_ONCE(qp->sqpoll.pc);
+	if (!pc || pc->cpu != raw_smp_processor_id())
+		return false;
+	WRITE_ONCE(qp->sqpoll.kicked, true);
 	return true;
 }
 
@@ -368,7 +402,7 @@ static void srdma_sqpoll_cpu_work(struct work_struct *work)
 {
 	struct srdma_sqpoll_cpu *pc =
 		container_of(work, struct srdma_sqpoll_cpu, work);
-	bool stepped, keep, drain;
+	bool stepped, keep, drain, empty;
 	struct srdma_qp *qp;
 
 	/* Before the first pass: a CPU that is not idle is not used at all. */
@@ -395,22 +429,22 @@ static void srdma_sqpoll_cpu_work(struct work_struct *work)
 			list_del_init(&qp->sqpoll.entry);
 			qp->sqpoll.state = SRDMA_SQPOLL_RELEASING;
 		}
+		empty = list_empty(&pc->qps);
 		spin_unlock_bh(&pc->lock);
-		if (!keep && drain)
-			srdma_counter_inc(to_sdev(qp->ibqp.device),
-					  SRDMA_CNT_SQ_POLL_YIELDS);
-		if (!keep && drain)
-			srdma_counter_inc(to_sdev(qp->ibqp.device),
-					  SRDMA_CNT_SQ_POLL_YIELDS);
-		if (!keep)
+		if (!keep) {
+			/* Given back for the CPU's sake, not its own. */
+			if (drain && !READ_ONCE(qp->dead))
+				srdma_counter_inc(to_sdev(qp->ibqp.device),
+						  SRDMA_CNT_SQ_POLL_YIELDS);
 			srdma_sqpoll_release(pc, qp, drain);
+		}
 
 		/*
-		 * After every turn: single_task_running() is a read of the
-		 * run queue, and cond_resched() a test of a flag.
+		 * After every turn that leaves QPs to serve (a poller with
+		 * none has nothing to give back): single_task_running() is a
+		 * read of the run queue, and cond_resched() a test of a flag.
 		 */
-		if (!drain && !list_empty_careful(&pc->qps) &&
-		    srdma_sqpoll_contended(pc))
+		if (!drain && !empty && srdma_sqpoll_contended(pc))
 			drain = true;
 		if (!stepped)
 			cpu_relax();

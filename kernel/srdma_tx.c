@@ -256,30 +256,15 @@ static bool srdma_qp_resp_step(struct srdma_qp *qp)
 }
 
 /*
- * The requester's pass, qp->lock held: request packets, the QP's timers
- * and its doorbell state; in ERR, the flush of both queues. Returns true
- * when more work is left.
+ * A connected QP's requester pass, qp->lock held: request packets, the
+ * QP's timers and its doorbell state. Returns true when more work is left.
  */
-static bool srdma_qp_pass(struct srdma_qp *qp)
+static bool srdma_qp_req_pass(struct srdma_qp *qp)
 {
 	struct sk_buff_head *q = &qp->tx[SRDMA_TX_REQ].q;
-	int budget = SRDMA_TX_BUDGET;
 	bool more, gauged, busy;
+	int budget;
 
-	lockdep_assert_held(&qp->lock);
-	if (qp->dead)
-		return false;
-	if (qp->state == IB_QPS_ERR) {
-		spin_lock(&qp->resp_lock);
-		srdma_qp_flush(qp);
-		spin_unlock(&qp->resp_lock);
-		return false;
-	}
-	if (srdma_qp_is_ud(qp)) {
-		/* Datagrams complete once built: busy while WQEs wait. */
-		more = srdma_ud_tx(qp, q, &budget);
-		return srdma_qp_update_polling(qp, more) || more;
-	}
 	budget = srdma_qp_budget(qp, &gauged);
 	more = srdma_req_tx(qp, q, &budget);
 	/*
@@ -296,17 +281,55 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
 	srdma_req_arm_probe(qp);
 	if (srdma_qp_update_polling(qp, busy || srdma_req_expects(qp)))
 		more = true;
-	/*
-	 * A poller that has the QP runs its next pass: the QP's tasklet
-	 * would only compete with it for its CPU. Under qp->lock, so that a
-	 * poller letting go of the QP, which clears linger before its last
-	 * pass takes the lock, runs that pass after this one.
-	 */
-	if (more && READ_ONCE(qp->sqpoll.linger)) {
-		WRITE_ONCE(qp->sqpoll.kicked, true);
-		more = false;
-	}
 	return more;
+}
+
+/*
+ * The requester's pass, qp->lock held: request packets (or datagrams),
+ * the QP's timers and its doorbell state; in ERR, the flush of both
+ * queues. Returns true when more work is left for the caller to see to:
+ * work a poller takes (srdma_sqpoll_kick()) is not.
+ */
+static bool srdma_qp_pass(struct srdma_qp *qp)
+{
+	int budget = SRDMA_TX_BUDGET;
+	bool more;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->dead)
+		return false;
+	if (qp->state == IB_QPS_ERR) {
+		spin_lock(&qp->resp_lock);
+		srdma_qp_flush(qp);
+		spin_unlock(&qp->resp_lock);
+		return false;
+	}
+	if (srdma_qp_is_ud(qp)) {
+		/* Datagrams complete once built: busy while WQEs wait. */
+		more = srdma_ud_tx(qp, &qp->tx[SRDMA_TX_REQ].q, &budget);
+		more = srdma_qp_update_polling(qp, more) || more;
+	} else {
+		more = srdma_qp_req_pass(qp);
+	}
+	return more && !srdma_sqpoll_kick(qp);
+}
+
+/*
+ * Requester work is left after qp->lock was dropped (the request stream
+ * stopped with packets queued): the poller's, when one has the QP and
+ * this is its CPU, else the QP's tasklet's.
+ */
+static void srdma_qp_more(struct srdma_qp *qp)
+{
+	bool kicked = false;
+
+	if (READ_ONCE(qp->sqpoll.linger)) {
+		spin_lock_bh(&qp->lock);
+		kicked = srdma_sqpoll_kick(qp);
+		spin_unlock_bh(&qp->lock);
+	}
+	if (!kicked)
+		tasklet_schedule(&qp->tx_tasklet);
 }
 
 /**
@@ -315,7 +338,8 @@ static bool srdma_qp_pass(struct srdma_qp *qp)
  *
  * Context: process or softirq context, not hard interrupt; takes qp->lock
  * (and qp->resp_lock in ERR, for the flush).
- * Return: true when work is left for another pass.
+ * Return: true when work is left for another pass, but for what the pass
+ * left to a poller (srdma_sqpoll_kick()).
  */
 bool srdma_qp_step(struct srdma_qp *qp)
 {
@@ -328,7 +352,8 @@ bool srdma_qp_step(struct srdma_qp *qp)
 }
 
 /**
- * srdma_qp_run() - One requester's pass; the QP's tasklet does the rest
+ * srdma_qp_run() - One requester's pass; the QP's tasklet, or the poller
+ *	that has the QP, does the rest
  * @qp: the QP
  *
  * Context: process or softirq context, not hard interrupt; as
@@ -337,7 +362,7 @@ bool srdma_qp_step(struct srdma_qp *qp)
 void srdma_qp_run(struct srdma_qp *qp)
 {
 	if (srdma_qp_step(qp))
-		tasklet_schedule(&qp->tx_tasklet);
+		srdma_qp_more(qp);
 }
 
 /**
@@ -363,10 +388,13 @@ void srdma_qp_run_resp(struct srdma_qp *qp)
 void srdma_qp_tasklet(struct tasklet_struct *t)
 {
 	struct srdma_qp *qp = from_tasklet(qp, t, tx_tasklet);
-	bool more = srdma_qp_resp_step(qp);
+	bool resp_more = srdma_qp_resp_step(qp);
+	bool req_more = srdma_qp_step(qp);
 
-	if (srdma_qp_step(qp) || more)
+	if (resp_more)
 		tasklet_schedule(&qp->tx_tasklet);
+	else if (req_more)
+		srdma_qp_more(qp);
 }
 
 /**
@@ -444,8 +472,12 @@ void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	}
 	more = resp ? srdma_qp_resp_pass(qp) : srdma_qp_pass(qp);
 	spin_unlock(lock);
-	if (srdma_qp_pass_done(qp, resp) || more)
+	if (!srdma_qp_pass_done(qp, resp) && !more)
+		return;
+	if (resp)
 		tasklet_schedule(&qp->tx_tasklet);
+	else
+		srdma_qp_more(qp);
 }
 
 /* --- Posting from in-kernel users -------------------------------------- */
