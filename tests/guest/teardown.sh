@@ -162,7 +162,11 @@ check "dev_c went with its netdev (the veth pair)" wait_for 10 gone dev_c
 # rxe case runs on the stock kernels only.
 # (load runs the removal under timeout, so a command, not a function; the
 # pattern's [s] keeps pkill from matching the sh -c running it.)
-peer_module_gone=(sh -c 'pkill -9 -f "ib_write_bw -d rxe_[s]" && sleep 1 &&
+# The server may be gone already: against rdma_rxe of 6.12, which drops
+# many packets under 8 QPs, the client can exhaust its retries before the
+# removal and the server then ends when the client does; the removal of
+# the device and the module is what is tested, not the kill.
+peer_module_gone=(sh -c 'pkill -9 -f "ib_write_bw -d rxe_[s]"; sleep 1;
 	rdma link delete rxe_s && modprobe -r rdma_rxe')
 if [ "${SRDMA_KUNIT:-0}" = 1 ]; then
 	skip "the peer's driver unloaded under traffic" "no rdma_rxe on the test kernel"
@@ -180,9 +184,8 @@ else
 	check "RoCEv2 GIDs of rxe_s and dev_c" eval \
 		'wait_gid rxe_s 10.80.0.1 && wait_gid dev_c 10.80.0.2'
 	# The time is rdma_rxe's own teardown, which has taken over 20 s
-	# under TCG, and once (6.12) over 60 s: softrdma is checked by the
-	# retry-exceeded step.
-	removal_limit=150
+	# under TCG: softrdma is checked by the retry-exceeded step.
+	removal_limit=60
 	check "the peer's process killed, its device deleted, rdma_rxe unloaded, under traffic" \
 		load rxe_gone "${peer_module_gone[@]}"
 	removal_limit=20
