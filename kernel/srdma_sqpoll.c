@@ -16,11 +16,10 @@
  * already polls other QPs, the doorbell lists the QP with that CPU's
  * poller, a work item that serves the QPs of its list round robin: a
  * pass for each QP whose producer index moved or whose last pass left
- * work. A QP stays
- * listed, with POLLING set, until sq_poll_linger_us pass without a post,
- * so a process that keeps posting makes no system call: its CPU posts
- * and polls completions while the poller's sends, the way a NIC works
- * beside the CPU. A QP with one signaled WQE outstanding (a latency test)
+ * work. A QP stays listed, with POLLING set, until sq_poll_linger_us
+ * pass without a post, so a process that keeps posting makes no system
+ * call: its CPU posts and polls completions while the poller's sends,
+ * the way a NIC works beside the CPU. A QP with one signaled WQE outstanding (a latency test)
  * keeps the inline doorbell: a hand-off would add a wake-up to every
  * message.
  *
@@ -28,8 +27,8 @@
  * CPU's idle time (srdma_sqpoll_was_idle()); the poller itself, at its
  * start and after each turn that leaves it QPs, at whether another task
  * is runnable (srdma_sqpoll_contended()). When one is, and still is
- * after a short nap, the poller lets go of its QPs and doorbells stay off the CPU for
- * SRDMA_SQPOLL_BACKOFF. Sharing a CPU would slow both, say a receiver
+ * after a short nap, the poller lets go of its QPs and doorbells stay
+ * off the CPU for SRDMA_SQPOLL_BACKOFF. Sharing a CPU would slow both, say a receiver
  * busy-polling its CQ and the poller sending to it. Work that a pass on
  * the poller's CPU leaves on a polled QP is the poller's
  * (srdma_sqpoll_kick()): the QP's tasklet there would be one more task
