@@ -319,6 +319,7 @@ static void srdma_comp_progress(struct srdma_qp *qp)
 	srdma_comp_rtt(qp);
 	qp->req.retry = qp->attr.retry_cnt;
 	qp->req.rnr_retry = qp->attr.rnr_retry;
+	qp->req.rto_backoff = 0;
 	if (qp->req.gap_una != qp->req.una)
 		qp->req.gap_pending = false;
 	/*
@@ -347,9 +348,11 @@ static void srdma_comp_progress(struct srdma_qp *qp)
  * srdma_comp_arm_timer() - (Re)start the local ACK timeout
  * @qp: the QP
  *
- * IBTA 9.7.6.1.1: 4.096 us * 2^timeout; 0 means no timeout. The timer
- * runs first to an early retransmission, if the timeout leaves room for
- * one (srdma_early_rtx_delay()), then on to the timeout.
+ * IBTA 9.7.6.1.1: 4.096 us * 2^timeout, backed off after timeouts with
+ * no progress (srdma_rto_jiffies()); 0 means no timeout. The timer runs
+ * first to an early retransmission, if the timeout leaves room for one
+ * (srdma_early_rtx_delay(), from the timeout not backed off), then on to
+ * the timeout.
  *
  * Context: qp->lock held.
  */
@@ -361,9 +364,11 @@ void srdma_comp_arm_timer(struct srdma_qp *qp)
 		return;
 	rto = srdma_ack_timeout_jiffies(qp->attr.timeout);
 	early = srdma_comp_early_delay(qp, rto);
-	qp->req.rto_expires = jiffies + rto;
+	qp->req.rto_expires = jiffies + srdma_rto_jiffies(qp->attr.timeout,
+							  qp->req.rto_backoff);
 	qp->req.rto_early = early != 0;
-	mod_timer(&qp->retrans_timer, jiffies + (early ? early : rto));
+	mod_timer(&qp->retrans_timer,
+		  early ? jiffies + early : qp->req.rto_expires);
 	qp->req.rto_armed = true;
 }
 
@@ -767,6 +772,8 @@ void srdma_comp_timeout(struct timer_list *t)
 	    qp->req.una != qp->req.max_psn && !qp->req.rnr_wait) {
 		srdma_counter_inc(to_sdev(qp->ibqp.device),
 				  SRDMA_CNT_ACK_TIMEOUTS);
+		if (qp->req.rto_backoff < SRDMA_RTO_BACKOFF_MAX)
+			qp->req.rto_backoff++;
 		qp->req.gap_pending = false;
 		run = srdma_comp_go_back(qp, true);
 	}

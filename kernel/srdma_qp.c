@@ -755,6 +755,7 @@ static void srdma_modify_commit(struct srdma_qp *qp, enum ib_qp_state cur,
 		}
 		qp->req.retry = qp->attr.retry_cnt;
 		qp->req.rnr_retry = qp->attr.rnr_retry;
+		qp->req.rto_backoff = 0;
 		qp->req.draining = false;
 		/* A new sq_psn would end a measurement at random. */
 		qp->req.rtt_timing = false;

@@ -304,6 +304,32 @@ static inline unsigned long srdma_ack_timeout_jiffies(u8 timeout)
 	return ns ? srdma_timer_jiffies(ns) : 0;
 }
 
+/* Local ACK timeouts back off to 2^SRDMA_RTO_BACKOFF_MAX T_tr (C9-141). */
+#define SRDMA_RTO_BACKOFF_MAX	2
+
+/**
+ * srdma_rto_jiffies() - The local ACK timeout to arm, backed off
+ * @timeout: the 5-bit attribute (see srdma_ack_timeout_ns())
+ * @backoff: local ACK timeouts since the last progress
+ *
+ * C9-141 has a timeout detected no sooner than T_tr and no later than
+ * 4 T_tr after the request. Each timeout with no progress since doubles
+ * the interval, up to 4 T_tr, as TCP backs off its retransmission timer
+ * (RFC 6298 5.5): a responder that is alive but stalls (a software one
+ * short of CPU, whose queue holds the requests) is given 27 T_tr over the
+ * 8 timeouts retry_cnt 7 allows instead of 8 T_tr. A peer that is gone
+ * costs as many retries as before, each a little later.
+ *
+ * Return: the interval for srdma_timer_jiffies(), or 0 for no timeout.
+ */
+static inline unsigned long srdma_rto_jiffies(u8 timeout, u8 backoff)
+{
+	u64 ns = srdma_ack_timeout_ns(timeout);
+
+	backoff = min_t(u8, backoff, SRDMA_RTO_BACKOFF_MAX);
+	return ns ? srdma_timer_jiffies(ns << backoff) : 0;
+}
+
 /**
  * srdma_early_rtx_delay() - When a stalled window is sent again early
  * @rto: the local ACK timeout in jiffies
@@ -441,6 +467,8 @@ struct srdma_rd_res {
  * @rto_early: the timer runs to an early retransmission, not yet to the
  *	timeout (srdma_early_rtx_delay())
  * @rto_expires: when the local ACK timeout expires (jiffies)
+ * @rto_backoff: local ACK timeouts since una last moved, which lengthen
+ *	the next one (srdma_rto_jiffies())
  * @rtt_timing: a round trip is being measured: of the packet before
  *	@rtt_end, sent new with AckReq at @rtt_first_ns (ktime_get_ns())
  * @rtt_resent: a go-back-N came since, the first at @rtt_resend1_ns, the
@@ -501,6 +529,7 @@ struct srdma_req {
 	bool rto_armed;
 	bool rto_early;
 	unsigned long rto_expires;
+	u8 rto_backoff;
 	bool rtt_timing;
 	bool rtt_resent;
 	u32 rtt_end;

@@ -584,6 +584,42 @@ static void srdma_early_rtx_rtt_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, srdma_early_rtx_delay(rto, 40000), 0UL);
 }
 
+/*
+ * C9-141: a local ACK timeout is detected between T_tr and 4 T_tr. Each
+ * timeout without progress doubles the next, up to 4 T_tr, and no
+ * further; no timeout stays none.
+ */
+static void srdma_rto_backoff_test(struct kunit *test)
+{
+	static const u8 timeouts[] = { 1, 8, 12, 14, 18, 31 };
+	unsigned long t, b;
+	unsigned int i;
+	u64 ns;
+	u8 k;
+
+	for (i = 0; i < ARRAY_SIZE(timeouts); i++) {
+		ns = srdma_ack_timeout_ns(timeouts[i]);
+		t = srdma_timer_jiffies(ns);
+		KUNIT_EXPECT_EQ(test, srdma_rto_jiffies(timeouts[i], 0), t);
+		KUNIT_EXPECT_EQ(test, srdma_rto_jiffies(timeouts[i], 0),
+				srdma_ack_timeout_jiffies(timeouts[i]));
+		for (k = 1; k <= 4; k++) {
+			b = srdma_rto_jiffies(timeouts[i], k);
+			KUNIT_EXPECT_EQ(test, b,
+					srdma_timer_jiffies(ns << min_t(u8, k, 2)));
+			/* Never sooner than T_tr, never later than 4 T_tr. */
+			KUNIT_EXPECT_GE(test, b, t);
+			KUNIT_EXPECT_LE(test, b, 4 * t);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, srdma_rto_jiffies(0, 0), 0UL);
+	KUNIT_EXPECT_EQ(test, srdma_rto_jiffies(0, 2), 0UL);
+	/* 67 ms, 134 ms, then 268 ms for good. */
+	KUNIT_EXPECT_EQ(test, srdma_rto_jiffies(14, 2), srdma_rto_jiffies(14, 9));
+	KUNIT_EXPECT_GT(test, srdma_rto_jiffies(14, 1), srdma_rto_jiffies(14, 0));
+	KUNIT_EXPECT_GT(test, srdma_rto_jiffies(14, 2), srdma_rto_jiffies(14, 1));
+}
+
 /* RFC 6298 2.2, 2.3: samples in, the estimate and its bound out. */
 struct srdma_rtt_case {
 	const char *name;
@@ -693,6 +729,7 @@ static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE_PARAM(srdma_range_within_test, srdma_within_gen_params),
 	KUNIT_CASE(srdma_early_rtx_test),
 	KUNIT_CASE(srdma_early_rtx_rtt_test),
+	KUNIT_CASE(srdma_rto_backoff_test),
 	KUNIT_CASE_PARAM(srdma_rtt_test, srdma_rtt_gen_params),
 	KUNIT_CASE_PARAM(srdma_rtt_answer_test, srdma_answer_gen_params),
 	{}
