@@ -351,8 +351,8 @@ static void srdma_comp_progress(struct srdma_qp *qp)
  * IBTA 9.7.6.1.1: 4.096 us * 2^timeout, backed off after timeouts with
  * no progress (srdma_rto_jiffies()); 0 means no timeout. The timer runs
  * first to an early retransmission, if the timeout leaves room for one
- * (srdma_early_rtx_delay(), from the timeout not backed off), then on to
- * the timeout.
+ * (srdma_early_rtx_delay(), of the timeout as backed off: a responder
+ * that let one expire is sent less often), then on to the timeout.
  *
  * Context: qp->lock held.
  */
@@ -362,13 +362,11 @@ void srdma_comp_arm_timer(struct srdma_qp *qp)
 
 	if (!qp->attr.timeout || !srdma_qp_sends(qp->state) || qp->dead)
 		return;
-	rto = srdma_ack_timeout_jiffies(qp->attr.timeout);
+	rto = srdma_rto_jiffies(qp->attr.timeout, qp->req.rto_backoff);
 	early = srdma_comp_early_delay(qp, rto);
-	qp->req.rto_expires = jiffies + srdma_rto_jiffies(qp->attr.timeout,
-							  qp->req.rto_backoff);
+	qp->req.rto_expires = jiffies + rto;
 	qp->req.rto_early = early != 0;
-	mod_timer(&qp->retrans_timer,
-		  early ? jiffies + early : qp->req.rto_expires);
+	mod_timer(&qp->retrans_timer, jiffies + (early ? early : rto));
 	qp->req.rto_armed = true;
 }
 
@@ -712,7 +710,8 @@ void srdma_comp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
  */
 static bool srdma_comp_early_rtx(struct srdma_qp *qp)
 {
-	unsigned long rto = srdma_ack_timeout_jiffies(qp->attr.timeout);
+	unsigned long rto = srdma_rto_jiffies(qp->attr.timeout,
+					      qp->req.rto_backoff);
 	unsigned long delay = srdma_comp_early_delay(qp, rto);
 	unsigned long next = jiffies + delay;
 	struct srdma_req *req = &qp->req;

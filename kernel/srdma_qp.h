@@ -295,7 +295,8 @@ static inline unsigned long srdma_timer_jiffies(u64 ns)
  * srdma_ack_timeout_jiffies() - Local ACK timeout of an RC QP, in jiffies
  * @timeout: the 5-bit attribute (see srdma_ack_timeout_ns())
  *
- * Return: the interval for srdma_timer_jiffies(), or 0 for no timeout.
+ * Return: jiffies to arm a timer with (srdma_timer_jiffies()), or 0 for no
+ * timeout.
  */
 static inline unsigned long srdma_ack_timeout_jiffies(u8 timeout)
 {
@@ -304,30 +305,33 @@ static inline unsigned long srdma_ack_timeout_jiffies(u8 timeout)
 	return ns ? srdma_timer_jiffies(ns) : 0;
 }
 
-/* Local ACK timeouts back off to 2^SRDMA_RTO_BACKOFF_MAX T_tr (C9-141). */
+/* The local ACK timeout backs off to (1 + SRDMA_RTO_BACKOFF_MAX) T_tr. */
 #define SRDMA_RTO_BACKOFF_MAX	2
 
 /**
  * srdma_rto_jiffies() - The local ACK timeout to arm, backed off
  * @timeout: the 5-bit attribute (see srdma_ack_timeout_ns())
- * @backoff: local ACK timeouts since the last progress
+ * @backoff: local ACK timeouts since the last progress (req.rto_backoff)
  *
  * C9-141 has a timeout detected no sooner than T_tr and no later than
- * 4 T_tr after the request. Each timeout with no progress since doubles
- * the interval, up to 4 T_tr, as TCP backs off its retransmission timer
- * (RFC 6298 5.5): a responder that is alive but stalls (a software one
- * short of CPU, whose queue holds the requests) is given 27 T_tr over the
- * 8 timeouts retry_cnt 7 allows instead of 8 T_tr. A peer that is gone
- * costs as many retries as before, each a little later.
+ * 4 T_tr after the request. Each timeout with no progress since lengthens
+ * the next, to 2 T_tr and then 3 T_tr, as TCP backs off its
+ * retransmission timer (RFC 6298 5.5). Not to 4 T_tr: a timer may fire
+ * late, by up to an eighth of its interval once that is more than 64
+ * ticks (the timer wheel's coarser levels), and 4 T_tr would then be
+ * overshot. A responder that is alive but stalls (a software one short of
+ * CPU, whose queue holds the requests) is given 21 T_tr over the 8
+ * timeouts retry_cnt 7 allows instead of 8 T_tr; a peer that is gone
+ * fails after as many retries, and that much later.
  *
- * Return: the interval for srdma_timer_jiffies(), or 0 for no timeout.
+ * Return: jiffies to arm the timer with, or 0 for no timeout.
  */
 static inline unsigned long srdma_rto_jiffies(u8 timeout, u8 backoff)
 {
 	u64 ns = srdma_ack_timeout_ns(timeout);
 
 	backoff = min_t(u8, backoff, SRDMA_RTO_BACKOFF_MAX);
-	return ns ? srdma_timer_jiffies(ns << backoff) : 0;
+	return ns ? srdma_timer_jiffies(ns * (1 + backoff)) : 0;
 }
 
 /**
@@ -467,8 +471,9 @@ struct srdma_rd_res {
  * @rto_early: the timer runs to an early retransmission, not yet to the
  *	timeout (srdma_early_rtx_delay())
  * @rto_expires: when the local ACK timeout expires (jiffies)
- * @rto_backoff: local ACK timeouts since una last moved, which lengthen
- *	the next one (srdma_rto_jiffies())
+ * @rto_backoff: local ACK timeouts since una last moved or the QP last
+ *	entered RTS, up to SRDMA_RTO_BACKOFF_MAX; they lengthen the next one
+ *	(srdma_rto_jiffies())
  * @rtt_timing: a round trip is being measured: of the packet before
  *	@rtt_end, sent new with AckReq at @rtt_first_ns (ktime_get_ns())
  * @rtt_resent: a go-back-N came since, the first at @rtt_resend1_ns, the
