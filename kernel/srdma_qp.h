@@ -291,20 +291,6 @@ static inline unsigned long srdma_timer_jiffies(u64 ns)
 	return nsecs_to_jiffies(ns + TICK_NSEC - 1) + 1;
 }
 
-/**
- * srdma_ack_timeout_jiffies() - Local ACK timeout of an RC QP, in jiffies
- * @timeout: the 5-bit attribute (see srdma_ack_timeout_ns())
- *
- * Return: jiffies to arm a timer with (srdma_timer_jiffies()), or 0 for no
- * timeout.
- */
-static inline unsigned long srdma_ack_timeout_jiffies(u8 timeout)
-{
-	u64 ns = srdma_ack_timeout_ns(timeout);
-
-	return ns ? srdma_timer_jiffies(ns) : 0;
-}
-
 /* The local ACK timeout backs off to (1 + SRDMA_RTO_BACKOFF_MAX) T_tr. */
 #define SRDMA_RTO_BACKOFF_MAX	2
 
@@ -332,6 +318,18 @@ static inline unsigned long srdma_rto_jiffies(u8 timeout, u8 backoff)
 
 	backoff = min_t(u8, backoff, SRDMA_RTO_BACKOFF_MAX);
 	return ns ? srdma_timer_jiffies(ns * (1 + backoff)) : 0;
+}
+
+/**
+ * srdma_ack_timeout_jiffies() - Local ACK timeout of an RC QP, in jiffies
+ * @timeout: the 5-bit attribute (see srdma_ack_timeout_ns())
+ *
+ * Return: T_tr, not backed off: jiffies to arm a timer with, or 0 for no
+ * timeout.
+ */
+static inline unsigned long srdma_ack_timeout_jiffies(u8 timeout)
+{
+	return srdma_rto_jiffies(timeout, 0);
 }
 
 /**

@@ -19,18 +19,18 @@
  * work. A QP stays listed, with POLLING set, until sq_poll_linger_us
  * pass without a post, so a process that keeps posting makes no system
  * call: its CPU posts and polls completions while the poller's sends,
- * the way a NIC works beside the CPU. A QP with one signaled WQE outstanding (a latency test)
- * keeps the inline doorbell: a hand-off would add a wake-up to every
- * message.
+ * the way a NIC works beside the CPU. A QP with one signaled WQE
+ * outstanding (a latency test) keeps the inline doorbell: a hand-off
+ * would add a wake-up to every message.
  *
  * The poller only uses a CPU nobody else wants. Doorbells look at the
  * CPU's idle time (srdma_sqpoll_was_idle()); the poller itself, at its
  * start and after each turn that leaves it QPs, at whether another task
  * is runnable (srdma_sqpoll_contended()). When one is, and still is
  * after a short nap, the poller lets go of its QPs and doorbells stay
- * off the CPU for SRDMA_SQPOLL_BACKOFF. Sharing a CPU would slow both, say a receiver
- * busy-polling its CQ and the poller sending to it. Work that a pass on
- * the poller's CPU leaves on a polled QP is the poller's
+ * off the CPU for SRDMA_SQPOLL_BACKOFF. Sharing a CPU would slow both,
+ * say a receiver busy-polling its CQ and the poller sending to it. Work
+ * that a pass on the poller's CPU leaves on a polled QP is the poller's
  * (srdma_sqpoll_kick()): the QP's tasklet there would be one more task
  * competing for the CPU once softirqs go to ksoftirqd.
  *
