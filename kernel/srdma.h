@@ -754,6 +754,7 @@ struct sk_buff *srdma_req_packet(struct srdma_qp *qp, struct srdma_swqe *sw,
 				 u32 psn, u32 off, bool probe, bool *bad);
 bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget);
 bool srdma_req_idle(struct srdma_qp *qp);
+bool srdma_req_fail_due(struct srdma_qp *qp);
 void srdma_req_drained(struct srdma_qp *qp);
 void srdma_req_congestion(struct srdma_qp *qp, bool timeout);
 void srdma_req_acked(struct srdma_qp *qp, u32 n);

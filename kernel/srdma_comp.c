@@ -84,8 +84,9 @@ void srdma_comp_complete(struct srdma_qp *qp, enum ib_wc_status status)
 	 * slot is no longer read; the CQE is built from the kernel's copy).
 	 */
 	smp_store_release(&r->ctrl->cons, r->own);
-	if (signaled)
-		srdma_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+	/* The QP ends in the requester's next pass (srdma_req_fail_due()). */
+	if (signaled && !srdma_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false))
+		qp->req.cq_full = true;
 }
 
 static bool srdma_swqe_read_atomic(const struct srdma_swqe *sw)

@@ -508,6 +508,14 @@ struct srdma_rd_res {
  *	the message)
  * @read_piece: the READ at @cur is asked for again piece by piece, and
  *	counts in @rd_atomic already (srdma_req_read_piece())
+ * @err_wait: the WQE at @err_idx failed before its first packet left, with
+ *	@err_status: nothing from it on is sent, and it completes in error,
+ *	the QP entering ERR, once the WQEs before it have completed
+ *	(srdma_req_fail())
+ * @err_idx: see @err_wait
+ * @err_status: see @err_wait (enum ib_wc_status)
+ * @cq_full: the send CQ could not take a completion: the QP enters ERR
+ *	(srdma_req_fail_due())
  */
 struct srdma_req {
 	u32 fetch;
@@ -557,6 +565,10 @@ struct srdma_req {
 	bool draining;
 	u32 read_len;
 	bool read_piece;
+	bool err_wait;
+	u32 err_idx;
+	u8 err_status;
+	bool cq_full;
 };
 
 /**

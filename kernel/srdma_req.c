@@ -403,6 +403,58 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 				  pmtu;
 }
 
+/*
+ * The WQE at @idx failed before any packet of it left: malformed, an L_Key
+ * check, a local operation (IBTA 9.9.2.1, class C and D). C9-209: the
+ * requester sends nothing more, the WQEs before it that are outstanding
+ * complete as their answers come, and then it completes with @status and
+ * the QP enters ERR (srdma_req_fail_due()). Flushed, those WQEs would say
+ * that messages the responder may have executed never were. The first
+ * error stands: a go-back-N reaches only up to it.
+ */
+static void srdma_req_fail(struct srdma_qp *qp, u32 idx,
+			   enum ib_wc_status status)
+{
+	struct srdma_req *req = &qp->req;
+
+	if (!req->err_wait) {
+		srdma_qp_dbg(qp, "WQE %u: %s, after the %u before it\n", idx,
+			     ib_wc_status_msg(status), idx - qp->sq.ring.own);
+		req->err_wait = true;
+		req->err_idx = idx;
+		req->err_status = status;
+	}
+}
+
+/**
+ * srdma_req_fail_due() - End the QP for a requester error, once it is due
+ * @qp: the QP
+ *
+ * The WQEs before the one that failed (srdma_req_fail()) have completed:
+ * it ends the QP. So does a completion that the send CQ could not take
+ * (C9-218, class F; srdma_comp_complete()), at once: the QP's owner learns
+ * of it from the asynchronous event, as the CQ holds no more.
+ *
+ * Context: qp->lock held.
+ * Return: true when the QP entered ERR.
+ */
+bool srdma_req_fail_due(struct srdma_qp *qp)
+{
+	struct srdma_req *req = &qp->req;
+
+	if (req->cq_full) {
+		req->cq_full = false;
+		WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
+		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
+		return true;
+	}
+	if (!req->err_wait || qp->sq.ring.own != req->err_idx)
+		return false;
+	req->err_wait = false;
+	srdma_qp_fatal(qp, req->err_idx, req->err_status);
+	return true;
+}
+
 static bool srdma_wr_is_local(u8 op)
 {
 	return op == IB_UVERBS_WR_LOCAL_INV || op == IB_UVERBS_WR_BIND_MW ||
@@ -445,13 +497,14 @@ static void srdma_req_local(struct srdma_qp *qp, struct srdma_swqe *sw)
 			spin_unlock(&qp->resp_lock);
 		}
 	}
+	if (status != IB_WC_SUCCESS) {
+		/* Not started: nothing completes it before the error does. */
+		srdma_req_fail(qp, qp->req.cur, status);
+		return;
+	}
 	sw->first_psn = qp->req.psn;
 	sw->npkts = 0;
 	sw->started = true;
-	if (status != IB_WC_SUCCESS) {
-		srdma_qp_fatal(qp, qp->req.cur, status);
-		return;
-	}
 	qp->req.cur++;
 	srdma_comp_local(qp);
 	/* It completes only behind an unsignaled tail: ask for its ACK. */
@@ -671,7 +724,8 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 	int err;
 
 	lockdep_assert_held(&qp->lock);
-	if (!srdma_qp_sends(qp->state) || req->rnr_wait)
+	if (srdma_req_fail_due(qp) || !srdma_qp_sends(qp->state) ||
+	    req->rnr_wait)
 		return false;
 	if (req->tx_dropped) {
 		/* What follows a dropped packet would only be out of order. */
@@ -684,18 +738,26 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 	pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
 
 	while (*budget > 0) {
+		if (req->cq_full ||
+		    (req->err_wait && req->cur == req->err_idx))
+			return false;
 		if (req->cur == req->fetch) {
 			err = srdma_req_fetch(qp);
-			if (err < 0) {
+			if (err == -EPROTO) {
 				/*
 				 * A corrupt index names no WQE to complete
 				 * in error: the QP's owner learns of it from
-				 * the asynchronous event.
+				 * the asynchronous event, at once.
 				 */
-				if (err == -EPROTO)
-					WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
+				WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
 				srdma_qp_fatal(qp, req->fetch,
 					       IB_WC_LOC_QP_OP_ERR);
+				return false;
+			}
+			if (err < 0) {
+				srdma_req_fail(qp, req->fetch,
+					       IB_WC_LOC_QP_OP_ERR);
+				srdma_req_fail_due(qp);
 				return false;
 			}
 			if (!err)
@@ -720,7 +782,7 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 			if (sw->wqe.flags & SRDMA_WQE_FENCE && req->rd_atomic)
 				return false;
 			srdma_req_local(qp, sw);
-			if (qp->state != IB_QPS_RTS)
+			if (srdma_req_fail_due(qp) || qp->state != IB_QPS_RTS)
 				return false;
 			continue;
 		}
@@ -770,9 +832,10 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		skb = srdma_req_packet(qp, sw, req->psn, req->cur_off, stop,
 				       &bad);
 		if (!skb) {
-			if (bad)
-				srdma_qp_fatal(qp, req->cur, IB_WC_LOC_PROT_ERR);
-			else
+			if (bad) {
+				srdma_req_fail(qp, req->cur, IB_WC_LOC_PROT_ERR);
+				srdma_req_fail_due(qp);
+			} else {
 				/*
 				 * No memory. An ACK may never come (nothing
 				 * in flight, or a resend after a NAK that is
@@ -782,6 +845,7 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 				 * during an RNR wait, which returned above).
 				 */
 				mod_timer(&qp->rnr_timer, jiffies + 1);
+			}
 			return false;
 		}
 		__skb_queue_tail(q, skb);

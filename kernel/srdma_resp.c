@@ -42,13 +42,14 @@
  * that was executed, or hide the error-class NAK that packet drew. A
  * duplicate's ACK names an older PSN and leaves such a NAK in place.
  * Nothing follows the answer that ends the QP (resp->fatal), and that
- * answer replaces any (srdma_resp_nak_fatal()).
+ * answer replaces any (srdma_resp_nak_fatal()); nor an error that ends it
+ * without an answer (resp->ending).
  */
 static void srdma_resp_ack(struct srdma_qp *qp, u8 syndrome, u32 psn)
 {
 	struct srdma_resp *resp = &qp->resp;
 
-	if (qp->ibqp.qp_type == IB_QPT_UC || resp->fatal)
+	if (qp->ibqp.qp_type == IB_QPT_UC || resp->fatal || resp->ending)
 		return;
 	if (resp->ack_pending &&
 	    !srdma_ack_supersedes(resp->ack_syndrome, resp->ack_psn, psn))
@@ -217,7 +218,13 @@ static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 		cqe.ex.invalidated_rkey = pkt->ieth_rkey;
 	}
 	srdma_resp_rwqe_done(qp);
-	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt && pkt->se);
+	/*
+	 * C9-225 (class G): a completion the CQ cannot take ends the QP with
+	 * an asynchronous error, and the message is not acknowledged: its
+	 * requester must not take it for done (srdma_resp_ack()).
+	 */
+	if (!srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt && pkt->se))
+		srdma_resp_end(qp, true);
 	/* UC: no NAK carries the error; the QP ends now (IBTA 10.8.3). */
 	if (status != IB_WC_SUCCESS && qp->ibqp.qp_type == IB_QPT_UC)
 		srdma_resp_end(qp, false);

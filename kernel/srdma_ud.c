@@ -266,6 +266,8 @@ bool srdma_ud_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		qp->req.cur++;
 		srdma_comp_complete(qp, IB_WC_SUCCESS);
 		(*budget)--;
+		if (srdma_req_fail_due(qp))
+			return false;
 	}
 	return true;
 }
@@ -369,7 +371,9 @@ void srdma_ud_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		cqe.ex.imm_data = pkt->imm;
 	}
 	srdma_resp_rwqe_done(qp);
-	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt->se);
+	/* A completion the CQ cannot take ends the QP too (C9-225). */
+	if (!srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt->se))
+		srdma_resp_end(qp, true);
 	/* IBTA 10.8.3: a receive that completes in error ends the QP. */
 	if (status != IB_WC_SUCCESS)
 		srdma_resp_end(qp, false);

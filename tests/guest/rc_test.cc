@@ -948,6 +948,95 @@ TEST_F(RcTest, ModifyToErrorFlushesEveryOutstandingWqe) {
   }
 }
 
+// IBTA C9-209: a WQE that fails before it is sent (an SGE past the end of
+// its region: a local protection error) completes in error only after the
+// WQEs before it, which the responder may have executed: those complete
+// as their ACKs come, not flushed. Then the QP is in ERR.
+TEST_F(RcTest, LocalErrorWaitsForTheWqesBeforeIt) {
+  constexpr size_t kLen = 1 << 20;
+  ASSERT_NO_FATAL_FAILURE(Pair(2 * kLen));
+  Fill(a_.buf, 0, kLen, 41);
+  ASSERT_EQ(PostRdma(&a_, &b_, IBV_WR_RDMA_WRITE, 1, 0, kLen), 0);
+  ibv_sge sge = {(uintptr_t)a_.buf.data() + a_.buf.size() - 16, 4096, a_.mr->lkey};
+  ibv_send_wr wr = {}, *bad;
+  wr.wr_id = 2;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = (uintptr_t)b_.buf.data() + kLen;
+  wr.wr.rdma.rkey = b_.mr->rkey;
+  ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+  auto wc = Poll(a_.cq, 2);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+  EXPECT_EQ(wc[1].wr_id, 2u);
+  // rdma_rxe (6.12) completes it with IBV_WC_WR_FLUSH_ERR instead.
+  if (SoftA())
+    EXPECT_EQ(wc[1].status, IBV_WC_LOC_PROT_ERR) << ibv_wc_status_str(wc[1].status);
+  else
+    EXPECT_NE(wc[1].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), kLen), 0);
+  ibv_qp_attr attr;
+  ibv_qp_init_attr init;
+  ASSERT_EQ(ibv_query_qp(a_.qp, &attr, IBV_QP_STATE, &init), 0);
+  EXPECT_EQ(attr.qp_state, IBV_QPS_ERR);
+}
+
+// IBTA C9-218 (requester class F): a completion the send CQ cannot take
+// ends the QP with an asynchronous error; the CQ reports its own.
+TEST_F(RcTest, SendCqOverflowEndsTheQp) {
+  if (!SoftA()) GTEST_SKIP() << "rdma_rxe leaves its QP as it is";
+  ASSERT_NO_FATAL_FAILURE(Pair(4096, ConnOpts(), 4));
+  const int cqes = a_.cq->cqe;
+  int posted = 0, err = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  // Completions free the SQ's slots, the CQ is not polled: it fills.
+  while (posted < 2 * cqes + 8 && std::chrono::steady_clock::now() < until) {
+    err = PostSend(a_, IBV_WR_RDMA_WRITE, 0, 8, posted, (uintptr_t)b_.buf.data(), b_.mr->rkey);
+    if (err == ENOMEM) {
+      usleep(1000);
+      continue;
+    }
+    if (err) break;
+    posted++;
+  }
+  ASSERT_TRUE(WaitQpEvent(a_dev_->ctx, a_.qp, IBV_EVENT_QP_FATAL, 30000))
+      << "no IBV_EVENT_QP_FATAL after " << posted << " WQEs on a CQ of " << cqes;
+  ibv_qp_attr attr;
+  ibv_qp_init_attr init;
+  ASSERT_EQ(ibv_query_qp(a_.qp, &attr, IBV_QP_STATE, &init), 0);
+  EXPECT_EQ(attr.qp_state, IBV_QPS_ERR);
+}
+
+// IBTA C9-225 (responder class G): a receive completion the CQ cannot take
+// ends the responder's QP with an asynchronous error, and its message is
+// not acknowledged: the requester does not see it complete.
+TEST_F(RcTest, RecvCqOverflowEndsTheResponder) {
+  if (!SoftB()) GTEST_SKIP() << "the responder under test is softrdma's";
+  ConnOpts o;
+  o.retry_cnt = 1;
+  ASSERT_NO_FATAL_FAILURE(Pair(4096, o, 4));
+  const int cqes = b_.cq->cqe;
+  int ok = 0;
+  ibv_wc last = {};
+  // One SEND at a time, a receive for each; B's CQ is never polled.
+  for (int i = 0; i < 2 * cqes + 8; i++) {
+    ASSERT_EQ(PostRecv(b_, 0, 64, i), 0);
+    ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 8, i), 0);
+    auto wc = Poll(a_.cq, 1);
+    ASSERT_EQ(wc.size(), 1u) << "SEND " << i;
+    last = wc[0];
+    if (last.status != IBV_WC_SUCCESS) break;
+    ok++;
+  }
+  EXPECT_EQ(last.status, IBV_WC_RETRY_EXC_ERR) << ibv_wc_status_str(last.status);
+  EXPECT_GE(ok, cqes) << "B's CQ overflowed early";
+  EXPECT_TRUE(WaitQpEvent(b_dev_->ctx, b_.qp, IBV_EVENT_QP_FATAL, 10000))
+      << "no IBV_EVENT_QP_FATAL at B";
+}
+
 TEST_F(RcTest, SolicitedEventWakesChannel) {
   ASSERT_NO_FATAL_FAILURE(Pair(4096));
   ibv_comp_channel* ch = ibv_create_comp_channel(b_dev_->ctx);
