@@ -742,8 +742,10 @@ static void srdma_mr_quiesce(struct srdma_mr *mr)
  * @qp: the QP that asks (LOCAL_INV, or SEND with invalidate)
  * @key: the key to invalidate
  *
- * IBTA 10.6.6: only a valid fast-registration key, or a type 2 window
- * bound to @qp, of the QP's PD can be invalidated.
+ * IBTA 10.6.6, o9-5.2.2: only a fast-registration key or a type 2 window
+ * of the QP's PD can be invalidated, a valid window only by the QP it is
+ * bound to. A key in the Free state stays as it is, and the invalidation
+ * succeeds (the note under o9-5.2.2).
  *
  * The test and the change of the key's state are one step under its
  * state_lock: LOCAL_INV, REG_MR and binds (requesters, under qp->lock) and
@@ -762,6 +764,7 @@ enum ib_wc_status srdma_mr_invalidate(const struct srdma_qp *qp, u32 key)
 	struct srdma_mr *mr = srdma_mr_get(to_sdev(qp->ibqp.device), key);
 	const struct ib_pd *pd = qp->ibqp.pd;
 	enum ib_wc_status status = IB_WC_LOC_PROT_ERR;
+	bool was_valid = false;
 
 	if (!mr)
 		return status;
@@ -771,13 +774,14 @@ enum ib_wc_status srdma_mr_invalidate(const struct srdma_qp *qp, u32 key)
 		goto out;
 	if (mr->mw_type) {
 		status = srdma_mw_invalidate(mr, qp);
-	} else if (mr->fast && mr->ibmr.pd == pd && READ_ONCE(mr->valid)) {
+	} else if (mr->fast && mr->ibmr.pd == pd) {
+		was_valid = READ_ONCE(mr->valid);
 		WRITE_ONCE(mr->valid, false);
 		status = IB_WC_SUCCESS;
 	}
 out:
 	spin_unlock(&mr->state_lock);
-	if (status == IB_WC_SUCCESS && !mr->mw_type)
+	if (was_valid)
 		srdma_mr_quiesce(mr);
 	srdma_mr_put(mr);
 	return status;

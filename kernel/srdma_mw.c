@@ -164,14 +164,15 @@ out:
  *
  * Context: the lock of @qp's side that asks held, and the window's
  * state_lock (see srdma_mr_invalidate()).
- * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR (a type 1 window, one bound
- * to another QP, or one not bound).
+ * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR (a type 1 window, one of
+ * another PD, or a valid one bound to another QP; o9-5.2.2). A window in
+ * the Free state stays free.
  */
 enum ib_wc_status srdma_mw_invalidate(struct srdma_mr *km,
 				      const struct srdma_qp *qp)
 {
 	if (km->mw_type != IB_MW_TYPE_2 || km->ibmr.pd != qp->ibqp.pd ||
-	    km->mw_qpn != qp->ibqp.qp_num || !READ_ONCE(km->valid))
+	    (READ_ONCE(km->valid) && km->mw_qpn != qp->ibqp.qp_num))
 		return IB_WC_LOC_PROT_ERR;
 	WRITE_ONCE(km->valid, false);
 	return IB_WC_SUCCESS;

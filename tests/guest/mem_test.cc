@@ -251,6 +251,41 @@ TEST_F(MemTest, Type2SendWithInvalidateThenLocalInvalidate) {
   ibv_dealloc_mw(mw);
 }
 
+// The note under IBTA o9-5.2.2: invalidating a key in the Free state
+// changes nothing and is no error, remotely (SEND with Invalidate) as
+// locally (LOCAL_INV): a type 2 window just allocated, and one invalidated
+// already.
+TEST_F(MemTest, InvalidatingAFreeKeySucceeds) {
+  ibv_mw* mw = ibv_alloc_mw(b_->pd, IBV_MW_TYPE_2);
+  ASSERT_NE(mw, nullptr);
+  ibv_send_wr inv = {};
+  inv.opcode = IBV_WR_LOCAL_INV;
+  inv.invalidate_rkey = mw->rkey;
+  auto wc = Do(b, inv);
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << "never bound: " << ibv_wc_status_str(wc.status);
+
+  const uint32_t rkey = ibv_inc_rkey(mw->rkey);
+  ASSERT_EQ(BindType2(mw, rkey, WinAddr(0), 4096, IBV_ACCESS_REMOTE_READ).status,
+            IBV_WC_SUCCESS);
+  inv.invalidate_rkey = rkey;
+  for (int i = 0; i < 2; i++) {
+    wc = Do(b, inv);
+    EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << "LOCAL_INV " << i << ": "
+                                         << ibv_wc_status_str(wc.status);
+  }
+  ASSERT_EQ(PostRecvB(7), 0);
+  EXPECT_EQ(SendWithInv(rkey).status, IBV_WC_SUCCESS);
+  auto rw = Poll(b.cq, 1);
+  ASSERT_EQ(rw.size(), 1u);
+  EXPECT_EQ(rw[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(rw[0].status);
+  EXPECT_TRUE(rw[0].wc_flags & IBV_WC_WITH_INV);
+  EXPECT_EQ(rw[0].invalidated_rkey, rkey);
+  // Still free: no access through it.
+  wc = Rdma(IBV_WR_RDMA_READ, WinAddr(0), rkey, 0, 64);
+  EXPECT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR) << ibv_wc_status_str(wc.status);
+  ibv_dealloc_mw(mw);
+}
+
 // IBTA 9.9.3.1.10 (class J): a SEND with Invalidate naming a key the
 // responder may not invalidate (here a memory region's, which only its
 // owner may invalidate) is executed and acknowledged: the sender's WQE

@@ -190,9 +190,9 @@ TEST_F(RecoveryTest, LostNaksCostNoTimeout) {
 }
 
 // A go-back-N resends the requests around a local operation that already
-// ran, not the operation: a type 2 memory window bound a second time, or
-// invalidated a second time, fails (the window is valid, then invalid),
-// and would end the QP. Twice a WRITE loses one packet (and the NAK): the
+// ran, not the operation: a type 2 memory window bound a second time
+// fails (the window is valid), and would end the QP; invalidated a second
+// time, it would undo a bind made since. Twice a WRITE loses one packet (and the NAK): the
 // bind that follows the first and the invalidation that follows the
 // second, each with a WRITE after it, run once, and every WQE completes
 // successfully, in order.
