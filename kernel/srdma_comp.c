@@ -72,6 +72,9 @@ void srdma_comp_complete(struct srdma_qp *qp, enum ib_wc_status status)
 	};
 
 	lockdep_assert_held(&qp->lock);
+	/* A resend of it failed, but its first sending was answered. */
+	if (qp->req.err_wait && qp->req.err_idx == r->own)
+		qp->req.err_wait = false;
 	if (sw->started && (sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ ||
 			    sw->wqe.opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 			    sw->wqe.opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD) &&

@@ -764,7 +764,6 @@ enum ib_wc_status srdma_mr_invalidate(const struct srdma_qp *qp, u32 key)
 	struct srdma_mr *mr = srdma_mr_get(to_sdev(qp->ibqp.device), key);
 	const struct ib_pd *pd = qp->ibqp.pd;
 	enum ib_wc_status status = IB_WC_LOC_PROT_ERR;
-	bool was_valid = false;
 
 	if (!mr)
 		return status;
@@ -775,13 +774,17 @@ enum ib_wc_status srdma_mr_invalidate(const struct srdma_qp *qp, u32 key)
 	if (mr->mw_type) {
 		status = srdma_mw_invalidate(mr, qp);
 	} else if (mr->fast && mr->ibmr.pd == pd) {
-		was_valid = READ_ONCE(mr->valid);
 		WRITE_ONCE(mr->valid, false);
 		status = IB_WC_SUCCESS;
 	}
 out:
 	spin_unlock(&mr->state_lock);
-	if (was_valid)
+	/*
+	 * Free already, the key may be in the hands of another invalidation
+	 * that waits here still: neither returns before the accesses that
+	 * found it valid are done.
+	 */
+	if (status == IB_WC_SUCCESS && !mr->mw_type)
 		srdma_mr_quiesce(mr);
 	srdma_mr_put(mr);
 	return status;

@@ -409,15 +409,17 @@ static void srdma_req_rewind(struct srdma_qp *qp)
  * requester sends nothing more, the WQEs before it that are outstanding
  * complete as their answers come, and then it completes with @status and
  * the QP enters ERR (srdma_req_fail_due()). Flushed, those WQEs would say
- * that messages the responder may have executed never were. The first
- * error stands: a go-back-N reaches only up to it.
+ * that messages the responder may have executed never were. A go-back-N
+ * reaches only up to it; one of the WQEs before it that fails when sent
+ * again takes its place. A WQE whose resend failed may yet complete, its
+ * first sending answered: the error is then void (srdma_comp_complete()).
  */
 static void srdma_req_fail(struct srdma_qp *qp, u32 idx,
 			   enum ib_wc_status status)
 {
 	struct srdma_req *req = &qp->req;
 
-	if (!req->err_wait) {
+	if (!req->err_wait || (s32)(idx - req->err_idx) < 0) {
 		srdma_qp_dbg(qp, "WQE %u: %s, after the %u before it\n", idx,
 			     ib_wc_status_msg(status), idx - qp->sq.ring.own);
 		req->err_wait = true;
@@ -738,7 +740,7 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 	pmtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
 
 	while (*budget > 0) {
-		if (req->cq_full ||
+		if (srdma_req_fail_due(qp) ||
 		    (req->err_wait && req->cur == req->err_idx))
 			return false;
 		if (req->cur == req->fetch) {
@@ -770,8 +772,8 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 			/*
 			 * A go-back-N resends the requests around it; the
 			 * operation itself ran, and must not run again (a
-			 * second REG_MR, bind or invalidation would fail, or
-			 * undo what the peer did since).
+			 * second REG_MR or bind would fail, an invalidation
+			 * undo a bind made since).
 			 */
 			if (sw->started) {
 				req->cur++;
@@ -782,8 +784,11 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 			if (sw->wqe.flags & SRDMA_WQE_FENCE && req->rd_atomic)
 				return false;
 			srdma_req_local(qp, sw);
-			if (srdma_req_fail_due(qp) || qp->state != IB_QPS_RTS)
+			/* Failed, it stays at cur, not started. */
+			if (!sw->started || qp->state != IB_QPS_RTS) {
+				srdma_req_fail_due(qp);
 				return false;
+			}
 			continue;
 		}
 		if (!sw->started) {

@@ -197,6 +197,32 @@ void srdma_resp_rwqe_done(struct srdma_qp *qp)
 	smp_store_release(&r->ctrl->cons, r->own);
 }
 
+/*
+ * C9-225 (class G): the CQ could not take the completion of the message
+ * @pkt ends, which executed. The QP ends with an asynchronous error
+ * (IB_EVENT_QP_FATAL), and the message is not acknowledged: its requester
+ * must not take it for done. An RC responder first acknowledges what came
+ * before it, READ responses included, as for a NAK that ends the QP: the
+ * unsignaled messages before it may have no ACK of their own.
+ */
+static void srdma_resp_cq_full(struct srdma_qp *qp, const struct srdma_pkt *pkt)
+{
+	struct srdma_resp *resp = &qp->resp;
+
+	resp->ending_fatal = true;
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		srdma_resp_end(qp, true);
+		return;
+	}
+	/* An answer that ends the QP already waits: it stands. */
+	if (resp->fatal)
+		return;
+	resp->ack_pending = true;
+	resp->ack_syndrome = SRDMA_ACK_SYN;
+	resp->ack_psn = srdma_psn_add(pkt->psn, -1);
+	resp->fatal = true;
+}
+
 /* Complete the receive WQE in use and hand its slot back. */
 static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 				u8 opcode, const struct srdma_pkt *pkt)
@@ -219,12 +245,12 @@ static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 	}
 	srdma_resp_rwqe_done(qp);
 	/*
-	 * C9-225 (class G): a completion the CQ cannot take ends the QP with
-	 * an asynchronous error, and the message is not acknowledged: its
-	 * requester must not take it for done (srdma_resp_ack()).
+	 * A receive that completes in error ends the QP anyway, with the
+	 * answer that error draws.
 	 */
-	if (!srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt && pkt->se))
-		srdma_resp_end(qp, true);
+	if (!srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt && pkt->se) &&
+	    status == IB_WC_SUCCESS)
+		srdma_resp_cq_full(qp, pkt);
 	/* UC: no NAK carries the error; the QP ends now (IBTA 10.8.3). */
 	if (status != IB_WC_SUCCESS && qp->ibqp.qp_type == IB_QPT_UC)
 		srdma_resp_end(qp, false);

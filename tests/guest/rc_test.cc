@@ -1012,27 +1012,35 @@ TEST_F(RcTest, SendCqOverflowEndsTheQp) {
 
 // IBTA C9-225 (responder class G): a receive completion the CQ cannot take
 // ends the responder's QP with an asynchronous error, and its message is
-// not acknowledged: the requester does not see it complete.
+// not acknowledged: the requester does not see it complete. What came
+// before it is: here an unsignaled SEND, which asks for no ACK itself.
 TEST_F(RcTest, RecvCqOverflowEndsTheResponder) {
   if (!SoftB()) GTEST_SKIP() << "the responder under test is softrdma's";
   ConnOpts o;
   o.retry_cnt = 1;
   ASSERT_NO_FATAL_FAILURE(Pair(4096, o, 4));
   const int cqes = b_.cq->cqe;
-  int ok = 0;
-  ibv_wc last = {};
-  // One SEND at a time, a receive for each; B's CQ is never polled.
-  for (int i = 0; i < 2 * cqes + 8; i++) {
+  // One SEND at a time, a receive for each, until B's CQ has one free
+  // entry; B's CQ is never polled. Two receives more than that are
+  // posted all along, so that every ACK grants A credit for two SENDs: a
+  // SEND without credit would ask for an ACK of its own (C9-163).
+  ASSERT_EQ(PostRecv(b_, 0, 64, 5000), 0);
+  ASSERT_EQ(PostRecv(b_, 0, 64, 5001), 0);
+  for (int i = 0; i < cqes - 1; i++) {
     ASSERT_EQ(PostRecv(b_, 0, 64, i), 0);
     ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 8, i), 0);
     auto wc = Poll(a_.cq, 1);
     ASSERT_EQ(wc.size(), 1u) << "SEND " << i;
-    last = wc[0];
-    if (last.status != IBV_WC_SUCCESS) break;
-    ok++;
+    ASSERT_EQ(wc[0].status, IBV_WC_SUCCESS) << "SEND " << i << ": "
+                                            << ibv_wc_status_str(wc[0].status);
   }
-  EXPECT_EQ(last.status, IBV_WC_RETRY_EXC_ERR) << ibv_wc_status_str(last.status);
-  EXPECT_GE(ok, cqes) << "B's CQ overflowed early";
+  // An unsignaled SEND takes the last entry, a signaled one overflows.
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 8, 1000, 0, 0, 0), 0);
+  ASSERT_EQ(PostSend(a_, IBV_WR_SEND, 0, 8, 1001), 0);
+  auto wc = Poll(a_.cq, 1);
+  ASSERT_GE(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 1001u) << "the SEND before the overflow was not acknowledged";
+  EXPECT_EQ(wc[0].status, IBV_WC_RETRY_EXC_ERR) << ibv_wc_status_str(wc[0].status);
   EXPECT_TRUE(WaitQpEvent(b_dev_->ctx, b_.qp, IBV_EVENT_QP_FATAL, 10000))
       << "no IBV_EVENT_QP_FATAL at B";
 }
