@@ -266,6 +266,8 @@ struct srdma_ah {
  * @mw_parent: a bound window: the key of its MR
  * @mw_qpn: a bound type 2 window: the QP it is bound to
  * @ref: the MR table's reference plus one per transport use
+ * @inv_waiting: invalidations waiting in srdma_mr_quiesce(), each holding
+ *	a reference of @ref
  * @done: completed when @ref drops to zero (deregistration waits for it)
  * @rcu: frees the structure after lookups that may still see it
  */
@@ -288,6 +290,7 @@ struct srdma_mr {
 	u32 mw_parent;
 	u32 mw_qpn;
 	refcount_t ref;
+	atomic_t inv_waiting;
 	struct completion done;
 	struct rcu_head rcu;
 };

@@ -49,6 +49,7 @@ int srdma_mr_alloc_key(struct srdma_dev *sdev, struct srdma_mr *mr)
 		goto err_dec;
 	}
 	refcount_set(&mr->ref, 1);
+	atomic_set(&mr->inv_waiting, 0);
 	init_completion(&mr->done);
 	spin_lock_init(&mr->state_lock);
 	/* Published with its key set: lookups compare the whole key. */
@@ -720,21 +721,25 @@ out:
  * be moving bytes on another CPU: a responder placing or reading one
  * packet, holding a reference with preemption off. Wait for it, so that
  * no byte moves once the invalidation completes and the ULP may remap or
- * free the pages. Beyond the registration's reference and the caller's,
- * every reference is such an access; the wait is bounded all the same.
+ * free the pages. Beyond the registration's reference and those of the
+ * invalidations waiting here (two QPs may invalidate one key at once: the
+ * second finds it free), every reference is such an access; the wait is
+ * bounded all the same.
  */
 static void srdma_mr_quiesce(struct srdma_mr *mr)
 {
 	u64 end = local_clock() + SRDMA_MR_QUIESCE_NS;
 
-	while (refcount_read(&mr->ref) > 2) {
+	atomic_inc(&mr->inv_waiting);
+	while (refcount_read(&mr->ref) > 1 + atomic_read(&mr->inv_waiting)) {
 		if (local_clock() > end) {
 			pr_warn_ratelimited("softrdma: MR key %#x still in use after its invalidation\n",
 					    READ_ONCE(mr->key));
-			return;
+			break;
 		}
 		cpu_relax();
 	}
+	atomic_dec(&mr->inv_waiting);
 }
 
 /**

@@ -631,7 +631,10 @@ enum srdma_e2e {
  * @ack_psn: PSN the pending ACK acknowledges
  * @ack_syndrome: syndrome of the pending ACK or NAK
  * @fatal: a NAK of an error class is pending; the QP enters the error
- *	state once it is built (@ending)
+ *	state once it is built (@ending). Also the ACK that a class J error
+ *	or a full CQ makes the QP's last answer
+ * @fatal_psn: with @fatal, the PSN of the request that ends the QP: the
+ *	responses of those before it still go (srdma_resp_res_may_send())
  * @ending: the responder found an error that ends the QP; whoever drops
  *	qp->resp_lock moves it to ERR (srdma_qp_resp_ended()), which takes
  *	qp->lock. Until then the responder takes no more packets
@@ -658,6 +661,7 @@ struct srdma_resp {
 	u32 ack_psn;
 	u8 ack_syndrome;
 	bool fatal;
+	u32 fatal_psn;
 	bool ending;
 	bool ending_fatal;
 	struct srdma_recv_wqe *rwqe;

@@ -426,6 +426,12 @@ static void srdma_req_fail(struct srdma_qp *qp, u32 idx,
 		req->err_idx = idx;
 		req->err_status = status;
 	}
+	/*
+	 * The WQEs before it complete only once answered: an unsignaled
+	 * tail that asked for no ACK is asked now (the tail probe).
+	 */
+	if (qp->sq.ring.own != idx && !srdma_req_expects(qp))
+		req->probe = true;
 }
 
 /**

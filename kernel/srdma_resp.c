@@ -106,12 +106,13 @@ void srdma_resp_nak_fatal(struct srdma_qp *qp, u8 nak, u32 psn)
 	 * errors, the one of the earlier PSN is the answer: READ responses
 	 * that fail after a later request failed come before its NAK.
 	 */
-	if (resp->fatal && !srdma_psn_before(psn, resp->ack_psn))
+	if (resp->fatal && !srdma_psn_before(psn, resp->fatal_psn))
 		return;
 	resp->ack_pending = true;
 	resp->ack_syndrome = SRDMA_NAK_SYN(nak);
 	resp->ack_psn = psn;
 	resp->fatal = true;
+	resp->fatal_psn = psn;
 }
 
 /**
@@ -221,6 +222,7 @@ static void srdma_resp_cq_full(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	resp->ack_syndrome = SRDMA_ACK_SYN;
 	resp->ack_psn = srdma_psn_add(pkt->psn, -1);
 	resp->fatal = true;
+	resp->fatal_psn = pkt->psn;
 }
 
 /* Complete the receive WQE in use and hand its slot back. */
@@ -416,11 +418,14 @@ static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		srdma_resp_ack(qp, SRDMA_ACK_SYN,
 			       pkt->psn);
 		resp->fatal = true;
+		resp->fatal_psn = pkt->psn;
 		return;
 	}
 	if (last) {
 		srdma_resp_complete(qp, IB_WC_SUCCESS, IB_WC_RECV, pkt);
-		resp->msn = srdma_psn_add(resp->msn, 1);
+		/* C9-148: not a message whose completion was lost. */
+		if (!resp->fatal)
+			resp->msn = srdma_psn_add(resp->msn, 1);
 	}
 	resp->epsn = srdma_psn_add(resp->epsn, 1);
 	if (pkt->ackreq)
@@ -492,7 +497,9 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 			srdma_resp_complete(qp, IB_WC_SUCCESS,
 					    IB_WC_RECV_RDMA_WITH_IMM, pkt);
 		}
-		resp->msn = srdma_psn_add(resp->msn, 1);
+		/* C9-148: not a message whose completion was lost. */
+		if (!resp->fatal)
+			resp->msn = srdma_psn_add(resp->msn, 1);
 	}
 	resp->epsn = srdma_psn_add(resp->epsn, 1);
 	if (pkt->ackreq)

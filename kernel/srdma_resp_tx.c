@@ -174,7 +174,8 @@ static bool srdma_resp_res_may_send(const struct srdma_resp *resp,
 				    const struct srdma_rd_res *res)
 {
 	return srdma_res_pending(res) &&
-	       (!resp->fatal || srdma_psn_diff(res->next_psn, resp->ack_psn) < 0);
+	       (!resp->fatal ||
+		srdma_psn_diff(res->next_psn, resp->fatal_psn) < 0);
 }
 
 /*

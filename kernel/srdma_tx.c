@@ -279,7 +279,9 @@ static bool srdma_qp_req_pass(struct srdma_qp *qp)
 	if (qp->req.una != qp->req.max_psn && !qp->req.rto_armed)
 		srdma_comp_arm_timer(qp);
 	srdma_req_arm_probe(qp);
-	if (srdma_qp_update_polling(qp, busy || srdma_req_expects(qp)))
+	/* A WQE that failed waits for answers to those before it. */
+	if (srdma_qp_update_polling(qp, busy || srdma_req_expects(qp) ||
+				    qp->req.err_wait))
 		more = true;
 	return more;
 }

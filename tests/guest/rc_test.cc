@@ -984,6 +984,40 @@ TEST_F(RcTest, LocalErrorWaitsForTheWqesBeforeIt) {
   EXPECT_EQ(attr.qp_state, IBV_QPS_ERR);
 }
 
+// The same where nothing asks for an ACK: with no local ACK timeout
+// (timeout 0) an unsignaled WRITE goes without AckReq, the WQE after it
+// fails, and a third waits behind. The requester asks for the ACK the
+// WRITE needs to complete (a tail probe) instead of waiting for ever, or
+// running its pass again and again for the WQE posted.
+TEST_F(RcTest, LocalErrorAfterAnUnacknowledgedTail) {
+  ConnOpts o;
+  o.timeout = 0;
+  ASSERT_NO_FATAL_FAILURE(Pair(8192, o));
+  Fill(a_.buf, 0, 4096, 43);
+  ASSERT_EQ(PostRdma(&a_, &b_, IBV_WR_RDMA_WRITE, 1, 0, 4096, false), 0);
+  ibv_sge sge = {(uintptr_t)a_.buf.data() + a_.buf.size() - 16, 4096, a_.mr->lkey};
+  ibv_send_wr wr = {}, *bad;
+  wr.wr_id = 2;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = (uintptr_t)b_.buf.data() + 4096;
+  wr.wr.rdma.rkey = b_.mr->rkey;
+  ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+  ASSERT_EQ(PostRdma(&a_, &b_, IBV_WR_RDMA_WRITE, 3, 0, 64), 0);
+  auto wc = Poll(a_.cq, 2, 20000);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].wr_id, 2u);
+  if (SoftA())
+    EXPECT_EQ(wc[0].status, IBV_WC_LOC_PROT_ERR) << ibv_wc_status_str(wc[0].status);
+  else
+    EXPECT_NE(wc[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc[1].wr_id, 3u);
+  EXPECT_EQ(wc[1].status, IBV_WC_WR_FLUSH_ERR) << ibv_wc_status_str(wc[1].status);
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data(), 4096), 0);
+}
+
 // IBTA C9-218 (requester class F): a completion the send CQ cannot take
 // ends the QP with an asynchronous error; the CQ reports its own.
 TEST_F(RcTest, SendCqOverflowEndsTheQp) {
