@@ -105,6 +105,14 @@ struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key)
 		   !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
+	if (mr) {
+		/*
+		 * The reference before the reads of the MR's state (its
+		 * validity) that follow: an invalidation clears that state
+		 * before it counts the references (srdma_mr_quiesce()).
+		 */
+		smp_mb__after_atomic();
+	}
 	return mr;
 }
 
@@ -730,8 +738,21 @@ static void srdma_mr_quiesce(struct srdma_mr *mr)
 {
 	u64 end = local_clock() + SRDMA_MR_QUIESCE_NS;
 
+	/* This waiter's reference is counted before the waiter is. */
+	smp_mb__before_atomic();
 	atomic_inc(&mr->inv_waiting);
-	while (refcount_read(&mr->ref) > 1 + atomic_read(&mr->inv_waiting)) {
+	/*
+	 * The MR's state (invalid now) before the references are read;
+	 * pairs with the barrier of srdma_mr_get().
+	 */
+	smp_mb__after_atomic();
+	for (;;) {
+		int waiting = atomic_read(&mr->inv_waiting);
+
+		/* A waiter counted here has its reference counted below. */
+		smp_rmb();
+		if (refcount_read(&mr->ref) <= 1 + waiting)
+			break;
 		if (local_clock() > end) {
 			pr_warn_ratelimited("softrdma: MR key %#x still in use after its invalidation\n",
 					    READ_ONCE(mr->key));
