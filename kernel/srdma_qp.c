@@ -442,7 +442,8 @@ static void srdma_qp_enter_error(struct srdma_qp *qp)
  *
  * IBTA 10.3.1, 10.8.3: the WQE that failed completes with its error, every
  * other outstanding WQE with IB_WC_WR_FLUSH_ERR. A responder error (one
- * the QP detected on a request) also raises its asynchronous event.
+ * the QP detected on a request) that no receive completion reports also
+ * raises its asynchronous event.
  *
  * The responder, under qp->resp_lock alone, cannot call this: it marks
  * the QP (resp.ending) and srdma_qp_resp_ended() calls this once the lock
@@ -464,9 +465,15 @@ void srdma_qp_fatal(struct srdma_qp *qp, u32 idx, enum ib_wc_status status)
 	qp->err_idx = idx;
 	qp->err_status = status;
 	spin_lock(&qp->resp_lock);
+	/*
+	 * A responder error names the QP's event, unless a receive WQE
+	 * completed with it (C9-222.1.1: the completion reports it) or the
+	 * requester's IB_EVENT_QP_FATAL waits already, which says more.
+	 */
 	if (resp->ending_fatal)
 		WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
-	else if (resp->fatal)
+	else if (resp->fatal && !resp->wqe_err &&
+		 (READ_ONCE(qp->event) & SRDMA_QP_EV_TYPE) != IB_EVENT_QP_FATAL)
 		WRITE_ONCE(qp->event, resp->ack_syndrome ==
 			   SRDMA_NAK_SYN(SRDMA_NAK_REMOTE_ACCESS) ?
 			   IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_REQ_ERR);
@@ -553,6 +560,7 @@ static void srdma_qp_reset(struct srdma_qp *qp)
 	qp->resp.fatal = false;
 	WRITE_ONCE(qp->resp.ending, false);
 	qp->resp.ending_fatal = false;
+	qp->resp.wqe_err = false;
 	qp->resp.nak_psn_sent = false;
 	if (qp->resp.res)
 		memset(qp->resp.res, 0, qp->resp.nres * sizeof(*qp->resp.res));

@@ -236,6 +236,9 @@ static inline enum ib_wc_status srdma_nak_wc_status(u8 code)
 		return IB_WC_REM_INV_REQ_ERR;
 	case SRDMA_NAK_REMOTE_ACCESS:
 		return IB_WC_REM_ACCESS_ERR;
+	case SRDMA_NAK_INVALID_RD_REQ:
+		/* An RD code (9.7.5.2.7): the peer is not an RC responder. */
+		return IB_WC_REM_INV_RD_REQ_ERR;
 	default:
 		return IB_WC_REM_OP_ERR;
 	}
@@ -639,6 +642,9 @@ enum srdma_e2e {
  *	qp->resp_lock moves it to ERR (srdma_qp_resp_ended()), which takes
  *	qp->lock. Until then the responder takes no more packets
  * @ending_fatal: the QP's event is IB_EVENT_QP_FATAL (a corrupt RQ)
+ * @wqe_err: a receive WQE completed in error: the error that ends the QP
+ *	is the consumer's to learn from that completion, not from an
+ *	asynchronous event (C9-222.1.1)
  * @rwqe: copy of the receive WQE in use (header and SGEs)
  */
 struct srdma_resp {
@@ -664,6 +670,7 @@ struct srdma_resp {
 	u32 fatal_psn;
 	bool ending;
 	bool ending_fatal;
+	bool wqe_err;
 	struct srdma_recv_wqe *rwqe;
 };
 

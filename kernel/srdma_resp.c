@@ -246,6 +246,8 @@ static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 		cqe.ex.invalidated_rkey = pkt->ieth_rkey;
 	}
 	srdma_resp_rwqe_done(qp);
+	if (status != IB_WC_SUCCESS)
+		qp->resp.wqe_err = true;
 	/*
 	 * A receive that completes in error ends the QP anyway, with the
 	 * answer that error draws.
@@ -256,6 +258,36 @@ static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 	/* UC: no NAK carries the error; the QP ends now (IBTA 10.8.3). */
 	if (status != IB_WC_SUCCESS && qp->ibqp.qp_type == IB_QPT_UC)
 		srdma_resp_end(qp, false);
+}
+
+/*
+ * An error of class C (9.9.3.1.3) on a request: an RC QP sends the NAK
+ * @nak, the last answer, and enters the error state. C9-222.1.1: the
+ * receive WQE of the message it ends (a SEND in progress, a WRITE with
+ * immediate) completes with the error; only an error tied to no WQE is
+ * the consumer's to learn from an asynchronous event (srdma_qp_fatal()).
+ * A UC QP drops the message (class D1, srdma_resp_nak_fatal()).
+ */
+static void srdma_resp_fail(struct srdma_qp *qp, u8 nak, u32 psn)
+{
+	enum ib_wc_status status;
+
+	if (qp->ibqp.qp_type == IB_QPT_RC && qp->resp.rwqe_valid) {
+		switch (nak) {
+		case SRDMA_NAK_INVALID_REQ:
+			status = IB_WC_REM_INV_REQ_ERR;
+			break;
+		case SRDMA_NAK_REMOTE_ACCESS:
+			status = IB_WC_REM_ACCESS_ERR;
+			break;
+		default:
+			/* Class A: the responder's own error. */
+			status = IB_WC_LOC_QP_OP_ERR;
+			break;
+		}
+		srdma_resp_complete(qp, status, IB_WC_RECV, NULL);
+	}
+	srdma_resp_nak_fatal(qp, nak, psn);
 }
 
 /*
@@ -273,7 +305,7 @@ static void srdma_resp_rq_failed(struct srdma_qp *qp, int err, u32 psn)
 	if (qp->ibqp.qp_type == IB_QPT_UC)
 		srdma_resp_end(qp, true);
 	else
-		srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_OP, psn);
+		srdma_resp_fail(qp, SRDMA_NAK_REMOTE_OP, psn);
 }
 
 /*
@@ -391,12 +423,11 @@ static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 			/* 9.9.2: the message does not fit: invalid request. */
 			srdma_resp_complete(qp, IB_WC_LOC_LEN_ERR, IB_WC_RECV,
 					    NULL);
-			srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ,
-					     pkt->psn);
+			srdma_resp_fail(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		} else {
 			srdma_resp_complete(qp, IB_WC_LOC_PROT_ERR, IB_WC_RECV,
 					    NULL);
-			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_OP, pkt->psn);
+			srdma_resp_fail(qp, SRDMA_NAK_REMOTE_OP, pkt->psn);
 		}
 		return;
 	}
@@ -447,8 +478,7 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 					 pkt->reth.len, IB_ACCESS_REMOTE_WRITE,
 					 &mva);
 		if (IS_ERR(mr)) {
-			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS,
-					     pkt->psn);
+			srdma_resp_fail(qp, SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
 			return;
 		}
 		resp->write_va = pkt->reth.va;
@@ -459,7 +489,7 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	/* 9.7.5.1.3: a WRITE carries exactly what its RETH announced. */
 	if (pkt->paylen > resp->write_resid ||
 	    (last && pkt->paylen != resp->write_resid)) {
-		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+		srdma_resp_fail(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		goto out;
 	}
 	/* WRITE with immediate consumes a receive WQE: check it first. */
@@ -482,8 +512,7 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		ret = mr ? srdma_mr_copy_from_skb(mr, mva, skb, pkt->hdr_len,
 						  pkt->paylen) : -EACCES;
 		if (ret) {
-			srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS,
-					     pkt->psn);
+			srdma_resp_fail(qp, SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
 			goto out;
 		}
 	}
@@ -568,21 +597,28 @@ bool srdma_res_reusable(const struct srdma_rd_res *res)
 	return !srdma_res_pending(res) || res->replay;
 }
 
-/* The oldest responder resource for a new READ or atomic, or NULL. */
+/*
+ * C9-86: room for a new READ or atomic, checked before anything else of
+ * the request (its R_Key, its alignment): the oldest resource may be
+ * reused.
+ */
+static bool srdma_resp_res_room(struct srdma_qp *qp)
+{
+	struct srdma_resp *resp = &qp->resp;
+
+	if (resp->nres && srdma_res_reusable(&resp->res[resp->res_next]))
+		return true;
+	srdma_qp_dbg(qp, "more than %u READ/atomics in flight\n", resp->nres);
+	return false;
+}
+
+/* The oldest responder resource, for a new READ or atomic: there is room. */
 static struct srdma_rd_res *srdma_resp_new_res(struct srdma_qp *qp)
 {
 	struct srdma_resp *resp = &qp->resp;
-	struct srdma_rd_res *res;
 	u32 slot = resp->res_next;
+	struct srdma_rd_res *res = &resp->res[slot];
 
-	if (!resp->nres)
-		return NULL;
-	res = &resp->res[slot];
-	if (!srdma_res_reusable(res)) {
-		srdma_qp_dbg(qp, "more than %u READ/atomics in flight\n",
-			     resp->nres);
-		return NULL;
-	}
 	resp->res_next = (slot + 1) % resp->nres;
 	/* The oldest is reused: the scan starts at the new oldest. */
 	if (resp->res_busy && resp->res_first == slot)
@@ -598,16 +634,16 @@ static void srdma_resp_read(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	struct srdma_rd_res *res;
 	u32 npkts;
 
+	if (!srdma_resp_res_room(qp)) {
+		srdma_resp_fail(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+		return;
+	}
 	if (!srdma_resp_rkey_ok(qp, pkt->reth.rkey, pkt->reth.va,
 				pkt->reth.len, IB_ACCESS_REMOTE_READ)) {
-		srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
+		srdma_resp_fail(qp, SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
 		return;
 	}
 	res = srdma_resp_new_res(qp);
-	if (!res) {
-		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
-		return;
-	}
 	npkts = srdma_npkts(pkt->reth.len, pmtu);
 	res->type = SRDMA_RES_READ;
 	res->first_psn = pkt->psn;
@@ -629,15 +665,15 @@ static void srdma_resp_atomic(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	struct srdma_mr *mr;
 	u64 mva;
 
-	/* 9.9.2: a misaligned atomic is an invalid request. */
-	if (pkt->atmeth.va & (sizeof(u64) - 1)) {
-		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+	/* 9.9.2, C9-86: misaligned, or beyond the resources: invalid. */
+	if ((pkt->atmeth.va & (sizeof(u64) - 1)) || !srdma_resp_res_room(qp)) {
+		srdma_resp_fail(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		return;
 	}
 	mr = srdma_resp_rkey_get(qp, pkt->atmeth.rkey, pkt->atmeth.va,
 				 sizeof(u64), IB_ACCESS_REMOTE_ATOMIC, &mva);
 	if (IS_ERR(mr)) {
-		srdma_resp_nak_fatal(qp, SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
+		srdma_resp_fail(qp, SRDMA_NAK_REMOTE_ACCESS, pkt->psn);
 		return;
 	}
 	/*
@@ -645,12 +681,12 @@ static void srdma_resp_atomic(struct srdma_qp *qp, const struct srdma_pkt *pkt)
 	 * one of its MR, which is misaligned in memory as well (an MR keeps
 	 * the offset in the page of the memory it maps): as misaligned.
 	 */
-	res = IS_ALIGNED(mva, sizeof(u64)) ? srdma_resp_new_res(qp) : NULL;
-	if (!res) {
+	if (!IS_ALIGNED(mva, sizeof(u64))) {
 		srdma_mr_put(mr);
-		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+		srdma_resp_fail(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		return;
 	}
+	res = srdma_resp_new_res(qp);
 	res->type = SRDMA_RES_ATOMIC;
 	res->first_psn = pkt->psn;
 	res->last_psn = pkt->psn;
@@ -800,7 +836,7 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	    !srdma_resp_req_valid(qp, pkt)) {
 		srdma_counter_inc(to_sdev(qp->ibqp.device),
 				  SRDMA_CNT_RX_INVALID_REQ);
-		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+		srdma_resp_fail(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		return;
 	}
 	switch (srdma_pkt_op(pkt)) {
@@ -817,7 +853,7 @@ void srdma_resp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		srdma_resp_atomic(qp, pkt);
 		break;
 	default:
-		srdma_resp_nak_fatal(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
+		srdma_resp_fail(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		break;
 	}
 	/*

@@ -160,6 +160,7 @@ static void srdma_nak_test(struct kunit *test)
 		{ SRDMA_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR },
 		{ SRDMA_NAK_REMOTE_ACCESS, IB_WC_REM_ACCESS_ERR },
 		{ SRDMA_NAK_REMOTE_OP, IB_WC_REM_OP_ERR },
+		{ SRDMA_NAK_INVALID_RD_REQ, IB_WC_REM_INV_RD_REQ_ERR },
 	};
 	int i;
 

@@ -619,6 +619,11 @@ TEST_F(RcTest, ReceiveTooSmallIsError) {
   auto rw = Poll(b_.cq, 1);
   ASSERT_EQ(rw.size(), 1u);
   EXPECT_EQ(rw[0].status, rxe ? IBV_WC_LOC_QP_OP_ERR : IBV_WC_LOC_LEN_ERR);
+  // C9-222.1.1: the completion reports the error; no asynchronous event.
+  if (!rxe) {
+    EXPECT_FALSE(WaitQpEvent(b_dev_->ctx, b_.qp, IBV_EVENT_QP_REQ_ERR, 500))
+        << "an asynchronous event for an error a completion reported";
+  }
 }
 
 TEST_F(RcTest, ErrorStateFlushesPostedReceives) {

@@ -5,7 +5,8 @@
 // responder is played by the test itself: it writes
 // chosen RoCEv2 packets (tools/wire/roce_wire.h) into a raw socket in the
 // initial namespace, with the address of the end there as their source,
-// and they reach the requester under test in netns "peer":
+// and they reach the requester under test in netns "peer" (or, requests
+// that the test plays, its responder):
 //
 //   init netns                                    netns "peer"
 //   raw socket, source: the init end's address    requester under test:
@@ -36,6 +37,7 @@ namespace {
 
 using namespace srdma_test;
 
+constexpr uint8_t kSendFirst = 0x00;
 constexpr uint8_t kReadRequest = 0x0c;
 constexpr uint8_t kReadRespFirst = 0x0d;
 constexpr uint8_t kReadRespMiddle = 0x0e;
@@ -110,7 +112,30 @@ class ResponseTest : public PairFixture {
       for (uint8_t b : {syndrome, uint8_t{0}, uint8_t{0}, uint8_t{1}}) tr.push_back(b);
     if (srdma_wire::ExtOf(opcode) & srdma_wire::kAtmAck) tr.insert(tr.end(), 8, 0);
     tr.insert(tr.end(), payload + (4 - payload % 4) % 4, 0x5a);
+    ASSERT_NO_FATAL_FAILURE(Inject(tr));
+  }
 
+  // Send p's request to t: a SEND packet of @opcode (no extended header)
+  // with @psn and AckReq, then @payload bytes.
+  void Request(uint8_t opcode, uint32_t psn, size_t payload) {
+    std::vector<uint8_t> tr(12, 0);
+    const uint32_t qpn = t_.qp->qp_num;
+    tr[0] = opcode;
+    tr[1] = static_cast<uint8_t>((4 - payload % 4) % 4 << 4);
+    tr[2] = tr[3] = 0xff;
+    tr[4] = 0x80;
+    tr[5] = qpn >> 16;
+    tr[6] = qpn >> 8;
+    tr[7] = qpn;
+    tr[9] = psn >> 16;
+    tr[10] = psn >> 8;
+    tr[11] = psn;
+    tr.insert(tr.end(), payload + (4 - payload % 4) % 4, 0x5a);
+    ASSERT_NO_FATAL_FAILURE(Inject(tr));
+  }
+
+  // Send the transport headers and payload @tr, from p's address to t's.
+  void Inject(const std::vector<uint8_t>& tr) {
     srdma_wire::RoceHeaderFields f = {};
     f.src_gid = fake_->gid.raw;
     f.dst_gid = target_->gid.raw;
@@ -370,6 +395,33 @@ TEST_F(ResponseTest, SqdWaitsNotForAReadHeldBackByTheLimit) {
   EXPECT_EQ(wc[0].wr_id, 2u);
   EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
   EXPECT_EQ(t_.buf[8], 0x5a);
+}
+
+// IBTA C9-222.1.1: a class C error on a request tied to a receive WQE
+// ends the QP and completes that WQE in error, which tells the consumer;
+// an asynchronous event is for errors tied to no WQE. A SEND cut short by
+// the FIRST of another (an opcode out of sequence, C9-84: NAK invalid
+// request) completes the receive it was filling with
+// IBV_WC_REM_INV_REQ_ERR, not as flushed, and raises no IBV_EVENT_QP_REQ_ERR.
+TEST_F(ResponseTest, SendCutShortCompletesItsReceiveInError) {
+  const size_t pmtu = PmtuBytes(mtu_);
+  ConnectTarget(1);
+  ASSERT_EQ(PostRecv(t_, 0, 4 * pmtu, 7), 0);
+  ASSERT_EQ(PostRecv(t_, 4 * pmtu, 64, 8), 0);
+  Request(kSendFirst, p_.psn, pmtu);
+  Request(kSendFirst, (p_.psn + 1) & 0xffffff, pmtu);
+  auto wc = Poll(t_.cq, 2, 10000);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].wr_id, 7u);
+  EXPECT_EQ(wc[0].status, IBV_WC_REM_INV_REQ_ERR) << ibv_wc_status_str(wc[0].status);
+  EXPECT_EQ(wc[1].wr_id, 8u);
+  EXPECT_EQ(wc[1].status, IBV_WC_WR_FLUSH_ERR) << ibv_wc_status_str(wc[1].status);
+  ibv_qp_attr attr = {};
+  ibv_qp_init_attr init = {};
+  ASSERT_EQ(ibv_query_qp(t_.qp, &attr, IBV_QP_STATE, &init), 0);
+  EXPECT_EQ(attr.qp_state, IBV_QPS_ERR);
+  EXPECT_FALSE(WaitQpEvent(target_->ctx, t_.qp, IBV_EVENT_QP_REQ_ERR, 500))
+      << "an asynchronous event for an error a completion reported";
 }
 
 }  // namespace
