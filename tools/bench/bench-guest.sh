@@ -124,13 +124,16 @@ counters() {
 
 # --- The matrix -------------------------------------------------------------
 # id | label | unit | kind (bw, mr, lat) | perftest command. Iterations give
-# about a second of traffic per run under TCG; with -q 4, -n counts per QP.
+# about a second of traffic per run under TCG to the fastest column, several
+# to rxe; with -q 4, -n counts per QP. Shorter runs (a tenth of these, until
+# 631cb4e) lasted about 50 ms on one device: they measured the start of a
+# stream more than its steady state, and their spread hid the ratios.
 # Per QP, -n stays a multiple of perftest's completion moderation (100):
 # otherwise the last, extra signaled WQE of each QP counts as 100 messages,
 # and once the QPs that finish first have overshot their share, perftest
 # stops polling the CQ before the others are done and waits for ever
 # (seen whenever the QPs progress unevenly, as with SQ polling).
-n64k=400 n4k=3200 nmr=10000 nlat=1000
+n64k=2000 n4k=16000 nmr=100000 nlat=5000
 tests=()
 for op in write read send; do
 	for q in 1 4; do
