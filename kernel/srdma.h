@@ -707,6 +707,8 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void srdma_qp_rcv(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 		  const struct sk_buff *skb, struct srdma_loop *loop);
 void srdma_qp_fatal(struct srdma_qp *qp, u32 idx, enum ib_wc_status status);
+void srdma_qp_fatal_event(struct srdma_qp *qp, u32 idx,
+			  enum ib_wc_status status);
 void srdma_resp_end(struct srdma_qp *qp, bool fatal);
 void srdma_qp_resp_ended(struct srdma_qp *qp);
 void srdma_qp_flush(struct srdma_qp *qp);

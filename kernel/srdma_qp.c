@@ -434,6 +434,34 @@ static void srdma_qp_enter_error(struct srdma_qp *qp)
 	}
 }
 
+static void __srdma_qp_fatal(struct srdma_qp *qp, u32 idx,
+			     enum ib_wc_status status, bool qp_fatal)
+{
+	struct srdma_resp *resp = &qp->resp;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->state == IB_QPS_ERR)
+		return;
+	srdma_qp_dbg(qp, "error: %s on WQE %u\n", ib_wc_status_msg(status),
+		     idx);
+	qp->err_idx = idx;
+	qp->err_status = status;
+	spin_lock(&qp->resp_lock);
+	/*
+	 * A responder error names the QP's event, unless a receive WQE
+	 * completed with it (C9-222.1.1: the completion reports it) or the
+	 * error is one no completion reports (IB_EVENT_QP_FATAL).
+	 */
+	if (qp_fatal || resp->ending_fatal)
+		WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
+	else if (resp->fatal && !resp->wqe_err)
+		WRITE_ONCE(qp->event, resp->ack_syndrome ==
+			   SRDMA_NAK_SYN(SRDMA_NAK_REMOTE_ACCESS) ?
+			   IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_REQ_ERR);
+	srdma_qp_enter_error(qp);
+	spin_unlock(&qp->resp_lock);
+}
+
 /**
  * srdma_qp_fatal() - The transport found an error: the QP enters ERR
  * @qp: the QP
@@ -455,30 +483,25 @@ static void srdma_qp_enter_error(struct srdma_qp *qp)
  */
 void srdma_qp_fatal(struct srdma_qp *qp, u32 idx, enum ib_wc_status status)
 {
-	struct srdma_resp *resp = &qp->resp;
+	__srdma_qp_fatal(qp, idx, status, false);
+}
 
-	lockdep_assert_held(&qp->lock);
-	if (qp->state == IB_QPS_ERR)
-		return;
-	srdma_qp_dbg(qp, "error: %s on WQE %u\n", ib_wc_status_msg(status),
-		     idx);
-	qp->err_idx = idx;
-	qp->err_status = status;
-	spin_lock(&qp->resp_lock);
-	/*
-	 * A responder error names the QP's event, unless a receive WQE
-	 * completed with it (C9-222.1.1: the completion reports it) or the
-	 * requester's IB_EVENT_QP_FATAL waits already, which says more.
-	 */
-	if (resp->ending_fatal)
-		WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
-	else if (resp->fatal && !resp->wqe_err &&
-		 (READ_ONCE(qp->event) & SRDMA_QP_EV_TYPE) != IB_EVENT_QP_FATAL)
-		WRITE_ONCE(qp->event, resp->ack_syndrome ==
-			   SRDMA_NAK_SYN(SRDMA_NAK_REMOTE_ACCESS) ?
-			   IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_REQ_ERR);
-	srdma_qp_enter_error(qp);
-	spin_unlock(&qp->resp_lock);
+/**
+ * srdma_qp_fatal_event() - An error no completion reports: the QP enters ERR
+ * @qp: the QP
+ * @idx: SQ index of the WQE to complete with @status (the others flush)
+ * @status: completion status of that WQE
+ *
+ * As srdma_qp_fatal(), and the QP raises IB_EVENT_QP_FATAL (a corrupt
+ * ring index, a completion its CQ could not take): the QP's owner learns
+ * of the error from the event.
+ *
+ * Context: qp->lock held, qp->resp_lock not held (taken here).
+ */
+void srdma_qp_fatal_event(struct srdma_qp *qp, u32 idx,
+			  enum ib_wc_status status)
+{
+	__srdma_qp_fatal(qp, idx, status, true);
 }
 
 /**

@@ -452,8 +452,7 @@ bool srdma_req_fail_due(struct srdma_qp *qp)
 
 	if (req->cq_full) {
 		req->cq_full = false;
-		WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
-		srdma_qp_fatal(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
+		srdma_qp_fatal_event(qp, qp->sq.ring.own, IB_WC_WR_FLUSH_ERR);
 		return true;
 	}
 	if (!req->err_wait || qp->sq.ring.own != req->err_idx)
@@ -757,9 +756,8 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 				 * in error: the QP's owner learns of it from
 				 * the asynchronous event, at once.
 				 */
-				WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
-				srdma_qp_fatal(qp, req->fetch,
-					       IB_WC_LOC_QP_OP_ERR);
+				srdma_qp_fatal_event(qp, req->fetch,
+						     IB_WC_LOC_QP_OP_ERR);
 				return false;
 			}
 			if (err < 0) {

@@ -108,6 +108,9 @@ void srdma_resp_nak_fatal(struct srdma_qp *qp, u8 nak, u32 psn)
 	 */
 	if (resp->fatal && !srdma_psn_before(psn, resp->fatal_psn))
 		return;
+	/* Replaced: the error of a receive WQE is not the QP's any more. */
+	if (resp->fatal)
+		resp->wqe_err = false;
 	resp->ack_pending = true;
 	resp->ack_syndrome = SRDMA_NAK_SYN(nak);
 	resp->ack_psn = psn;
@@ -246,15 +249,18 @@ static void srdma_resp_complete(struct srdma_qp *qp, enum ib_wc_status status,
 		cqe.ex.invalidated_rkey = pkt->ieth_rkey;
 	}
 	srdma_resp_rwqe_done(qp);
-	if (status != IB_WC_SUCCESS)
-		qp->resp.wqe_err = true;
-	/*
-	 * A receive that completes in error ends the QP anyway, with the
-	 * answer that error draws.
-	 */
-	if (!srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt && pkt->se) &&
-	    status == IB_WC_SUCCESS)
+	if (srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt && pkt->se)) {
+		if (status != IB_WC_SUCCESS)
+			qp->resp.wqe_err = true;
+	} else if (status == IB_WC_SUCCESS) {
 		srdma_resp_cq_full(qp, pkt);
+	} else {
+		/*
+		 * A receive that completes in error ends the QP anyway, with
+		 * the answer that error draws; lost, only the event tells.
+		 */
+		qp->resp.ending_fatal = true;
+	}
 	/* UC: no NAK carries the error; the QP ends now (IBTA 10.8.3). */
 	if (status != IB_WC_SUCCESS && qp->ibqp.qp_type == IB_QPT_UC)
 		srdma_resp_end(qp, false);
@@ -281,7 +287,7 @@ static void srdma_resp_fail(struct srdma_qp *qp, u8 nak, u32 psn)
 			status = IB_WC_REM_ACCESS_ERR;
 			break;
 		default:
-			/* Class A: the responder's own error. */
+			/* The responder's own (class A): its callers complete. */
 			status = IB_WC_LOC_QP_OP_ERR;
 			break;
 		}
@@ -472,6 +478,21 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	u64 mva;
 	int ret;
 
+	/*
+	 * WRITE with immediate consumes a receive WQE: taken first, so that
+	 * an error of its last packet completes it (C9-222.1.1).
+	 */
+	if (last && srdma_pkt_is(pkt, SRDMA_OPF_IMM)) {
+		ret = srdma_resp_take_rwqe(qp);
+		if (ret < 0) {
+			srdma_resp_rq_failed(qp, ret, pkt->psn);
+			return;
+		}
+		if (!ret) {
+			srdma_resp_rnr(qp, pkt->psn);
+			return;
+		}
+	}
 	if (srdma_opcode_has(pkt->info, SRDMA_HDR_RETH)) {
 		/* Kept for this packet's bytes, which start at the RETH's VA. */
 		mr = srdma_resp_rkey_get(qp, pkt->reth.rkey, pkt->reth.va,
@@ -491,18 +512,6 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	    (last && pkt->paylen != resp->write_resid)) {
 		srdma_resp_fail(qp, SRDMA_NAK_INVALID_REQ, pkt->psn);
 		goto out;
-	}
-	/* WRITE with immediate consumes a receive WQE: check it first. */
-	if (last && srdma_pkt_is(pkt, SRDMA_OPF_IMM)) {
-		ret = srdma_resp_take_rwqe(qp);
-		if (ret < 0) {
-			srdma_resp_rq_failed(qp, ret, pkt->psn);
-			goto out;
-		}
-		if (!ret) {
-			srdma_resp_rnr(qp, pkt->psn);
-			goto out;
-		}
 	}
 	if (pkt->paylen) {
 		if (!mr)
@@ -616,8 +625,8 @@ static bool srdma_resp_res_room(struct srdma_qp *qp)
 static struct srdma_rd_res *srdma_resp_new_res(struct srdma_qp *qp)
 {
 	struct srdma_resp *resp = &qp->resp;
+	struct srdma_rd_res *res = &resp->res[resp->res_next];
 	u32 slot = resp->res_next;
-	struct srdma_rd_res *res = &resp->res[slot];
 
 	resp->res_next = (slot + 1) % resp->nres;
 	/* The oldest is reused: the scan starts at the new oldest. */

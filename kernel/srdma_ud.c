@@ -250,8 +250,11 @@ bool srdma_ud_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		err = srdma_req_fetch(qp);
 		if (err < 0) {
 			if (err == -EPROTO)
-				WRITE_ONCE(qp->event, IB_EVENT_QP_FATAL);
-			srdma_qp_fatal(qp, qp->req.fetch, IB_WC_LOC_QP_OP_ERR);
+				srdma_qp_fatal_event(qp, qp->req.fetch,
+						     IB_WC_LOC_QP_OP_ERR);
+			else
+				srdma_qp_fatal(qp, qp->req.fetch,
+					       IB_WC_LOC_QP_OP_ERR);
 			return false;
 		}
 		if (!err)

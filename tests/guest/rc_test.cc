@@ -301,6 +301,11 @@ TEST_F(RcTest, WrongRkeyIsRemoteAccessError) {
     EXPECT_TRUE(sw[i].wr_id == 2u || sw[i].wr_id == 3u) << sw[i].wr_id;
   }
   EXPECT_TRUE(!a_flushes_rq || sw[1].wr_id != sw[2].wr_id);
+  // C9-222.1.1: a WRITE ties the error to no receive WQE of B, whose
+  // owner learns of it from the asynchronous event.
+  if (SoftB()) {
+    EXPECT_EQ(WaitQpErrorEvent(b_dev_->ctx, b_.qp, 5000), IBV_EVENT_QP_ACCESS_ERR);
+  }
 }
 
 TEST_F(RcTest, OutOfRangeWriteIsRemoteAccessError) {
@@ -621,7 +626,7 @@ TEST_F(RcTest, ReceiveTooSmallIsError) {
   EXPECT_EQ(rw[0].status, rxe ? IBV_WC_LOC_QP_OP_ERR : IBV_WC_LOC_LEN_ERR);
   // C9-222.1.1: the completion reports the error; no asynchronous event.
   if (!rxe) {
-    EXPECT_FALSE(WaitQpEvent(b_dev_->ctx, b_.qp, IBV_EVENT_QP_REQ_ERR, 500))
+    EXPECT_EQ(WaitQpErrorEvent(b_dev_->ctx, b_.qp, 500), -1)
         << "an asynchronous event for an error a completion reported";
   }
 }

@@ -123,10 +123,10 @@ class ResponseTest : public PairFixture {
     tr[0] = opcode;
     tr[1] = static_cast<uint8_t>((4 - payload % 4) % 4 << 4);
     tr[2] = tr[3] = 0xff;
-    tr[4] = 0x80;
     tr[5] = qpn >> 16;
     tr[6] = qpn >> 8;
     tr[7] = qpn;
+    tr[8] = 0x80;
     tr[9] = psn >> 16;
     tr[10] = psn >> 8;
     tr[11] = psn;
@@ -402,7 +402,7 @@ TEST_F(ResponseTest, SqdWaitsNotForAReadHeldBackByTheLimit) {
 // an asynchronous event is for errors tied to no WQE. A SEND cut short by
 // the FIRST of another (an opcode out of sequence, C9-84: NAK invalid
 // request) completes the receive it was filling with
-// IBV_WC_REM_INV_REQ_ERR, not as flushed, and raises no IBV_EVENT_QP_REQ_ERR.
+// IBV_WC_REM_INV_REQ_ERR, not as flushed, and raises no error event.
 TEST_F(ResponseTest, SendCutShortCompletesItsReceiveInError) {
   const size_t pmtu = PmtuBytes(mtu_);
   ConnectTarget(1);
@@ -420,7 +420,7 @@ TEST_F(ResponseTest, SendCutShortCompletesItsReceiveInError) {
   ibv_qp_init_attr init = {};
   ASSERT_EQ(ibv_query_qp(t_.qp, &attr, IBV_QP_STATE, &init), 0);
   EXPECT_EQ(attr.qp_state, IBV_QPS_ERR);
-  EXPECT_FALSE(WaitQpEvent(target_->ctx, t_.qp, IBV_EVENT_QP_REQ_ERR, 500))
+  EXPECT_EQ(WaitQpErrorEvent(target_->ctx, t_.qp, 500), -1)
       << "an asynchronous event for an error a completion reported";
 }
 

@@ -301,6 +301,27 @@ inline bool WaitQpEvent(ibv_context* ctx, ibv_qp* qp, ibv_event_type type, int m
   }
 }
 
+// The first error event (IBV_EVENT_QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR)
+// of @qp within @ms, or -1; other events are acknowledged and passed over.
+inline int WaitQpErrorEvent(ibv_context* ctx, ibv_qp* qp, int ms) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        end - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return -1;
+    pollfd p = {ctx->async_fd, POLLIN, 0};
+    if (poll(&p, 1, (int)left.count()) <= 0) continue;
+    ibv_async_event ev;
+    if (ibv_get_async_event(ctx, &ev)) return -1;
+    const ibv_event_type t = ev.event_type;
+    const bool ours = ev.element.qp == qp &&
+                      (t == IBV_EVENT_QP_FATAL || t == IBV_EVENT_QP_REQ_ERR ||
+                       t == IBV_EVENT_QP_ACCESS_ERR);
+    ibv_ack_async_event(&ev);
+    if (ours) return t;
+  }
+}
+
 inline void Fill(std::vector<uint8_t>& v, size_t off, size_t len, uint32_t seed) {
   std::mt19937 g(seed);
   for (size_t i = 0; i < len; i++) v[off + i] = g();
