@@ -999,6 +999,12 @@ TEST_F(RcTest, LocalErrorWaitsForTheWqesBeforeIt) {
 // WRITE needs to complete (a tail probe) instead of waiting for ever, or
 // running its pass again and again for the WQE posted.
 TEST_F(RcTest, LocalErrorAfterAnUnacknowledgedTail) {
+  // C9-140: timeout 0 disables the local ACK timer; a packet that netem
+  // drops (loss, corruption) is then never sent again, and the QP waits
+  // for ever, as the IBTA lets it.
+  const std::string netem = Env("SRDMA_NETEM", "");
+  if (netem.find("loss") != std::string::npos || netem.find("corrupt") != std::string::npos)
+    GTEST_SKIP() << "timeout 0: nothing resends what netem drops";
   ConnOpts o;
   o.timeout = 0;
   ASSERT_NO_FATAL_FAILURE(Pair(8192, o));
