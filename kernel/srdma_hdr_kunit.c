@@ -404,6 +404,12 @@ static const struct srdma_bad_case srdma_bad_cases[] = {
 	  SRDMA_DROP_BAD_AETH },
 	{ "reserved syndrome on READ response", SRDMA_OP_RC_READ_RESP_FIRST, 0,
 	  256, -1, 0x5f, 0, SRDMA_DROP_BAD_AETH },
+	{ "NAK on READ response", SRDMA_OP_RC_READ_RESP_ONLY, 0, 0, -1, 0x61,
+	  0, SRDMA_DROP_BAD_AETH },
+	{ "RNR NAK on READ response", SRDMA_OP_RC_READ_RESP_LAST, 0, 4, -1,
+	  0x2e, 0, SRDMA_DROP_BAD_AETH },
+	{ "NAK on atomic ACK", SRDMA_OP_RC_ATOMIC_ACK, 0, 0, -1, 0x62, 0,
+	  SRDMA_DROP_BAD_AETH },
 	/* and the edges that are fine */
 	{ "empty SEND_ONLY", SRDMA_OP_RC_SEND_ONLY, 0, 0, -1, 0, 0,
 	  SRDMA_DROP_NONE },

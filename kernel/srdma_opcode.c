@@ -350,17 +350,25 @@ static enum srdma_drop srdma_parse_payload(const struct srdma_opcode_info *info,
 	return SRDMA_DROP_NONE;
 }
 
-/* C9-120, C9-135: a reserved syndrome or NAK code is silently dropped. */
-static bool srdma_syn_valid(u8 syndrome)
+/*
+ * C9-120, C9-135: a reserved syndrome or NAK code is silently dropped. A
+ * READ response or an atomic ACK answers its request (9.7.5.1.9, and for
+ * both 9.7.5.1: a valid response has a well-formed AETH): it carries an
+ * ACK; one with an RNR or NAK syndrome is malformed, and dropped as well,
+ * never placed.
+ */
+static bool srdma_aeth_valid(u8 opcode, u8 syndrome)
 {
 	if (syndrome & SRDMA_SYN_RESV)
 		return false;
 	switch (srdma_syn_type(syndrome)) {
 	case SRDMA_SYN_ACK:
-	case SRDMA_SYN_RNR:
 		return true;
+	case SRDMA_SYN_RNR:
+		return opcode == SRDMA_OP_RC_ACK;
 	case SRDMA_SYN_NAK:
-		return srdma_syn_value(syndrome) <= SRDMA_NAK_INVALID_RD_REQ;
+		return opcode == SRDMA_OP_RC_ACK &&
+		       srdma_syn_value(syndrome) <= SRDMA_NAK_INVALID_RD_REQ;
 	default:
 		return false;
 	}
@@ -467,7 +475,8 @@ static void srdma_parse_ext(const u8 *hdr, const struct srdma_opcode_info *info,
  *     unknown opcode must not be used to index anything); skb->len holds
  *     the opcode's extended headers and the ICRC: only then are they read;
  *  5. PadCnt and payload length agree with the opcode (9.2.5, C9-69..71);
- *  6. an AETH syndrome is not a reserved code (C9-120, C9-135).
+ *  6. an AETH syndrome is not a reserved code (C9-120, C9-135), and is
+ *     an ACK in a READ response or an atomic ACK (9.7.5.1).
  *
  * An RC request that fails 4 for its opcode alone, or 5, is not dropped
  * here but returned as SRDMA_DROP_INVALID_REQ with its BTH decoded, for
@@ -560,7 +569,7 @@ enum srdma_drop srdma_pkt_parse(const struct sk_buff *skb,
 	/* 6 */
 	srdma_parse_ext(hdr, info, pkt);
 	if (srdma_opcode_has(info, SRDMA_HDR_AETH) &&
-	    !srdma_syn_valid(pkt->aeth.syndrome))
+	    !srdma_aeth_valid(pkt->opcode, pkt->aeth.syndrome))
 		return SRDMA_DROP_BAD_AETH;
 
 	return SRDMA_DROP_NONE;

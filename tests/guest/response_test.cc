@@ -257,6 +257,21 @@ TEST_F(ResponseTest, AtomicAckToAReadIsABadResponse) {
   EXPECT_EQ(Status(), IBV_WC_BAD_RESP_ERR);
 }
 
+// IBTA 9.7.5.1.9: a READ response answers its READ; its AETH carries an
+// ACK. One that carries a NAK (or an RNR NAK) is malformed: dropped, its
+// payload not placed, and the READ still waits for its answer.
+TEST_F(ResponseTest, ReadResponseWithANakSyndromeIsDropped) {
+  ConnectTarget(1, 20);
+  Post(IBV_WR_RDMA_READ, 8);
+  Answer(kReadRespOnly, t_.psn, 0x61, 8);
+  Answer(kReadRespOnly, t_.psn, 0x2e, 8);
+  EXPECT_TRUE(Poll(t_.cq, 1, 300).empty()) << "a READ response with a NAK completed the READ";
+  EXPECT_EQ(t_.buf[0], 0) << "a READ response with a NAK was placed";
+  Answer(kReadRespOnly, t_.psn, kSynAck, 8);
+  EXPECT_EQ(Status(), IBV_WC_SUCCESS);
+  EXPECT_EQ(t_.buf[0], 0x5a);
+}
+
 // IBTA 9.7.5.2.2: a READ's first PSN is answered by a FIRST (or ONLY)
 // response. A MIDDLE there, of the right length, is out of place: not
 // data to place.
