@@ -315,6 +315,23 @@ static void srdma_resp_rq_failed(struct srdma_qp *qp, int err, u32 psn)
 }
 
 /*
+ * Take the receive WQE that a SEND or a WRITE with immediate consumes.
+ * Return: true when taken; false when the receive queue failed the
+ * responder or holds none (9.7.5.2.8: an RNR NAK, the requester retries
+ * later), the request then answered.
+ */
+static bool srdma_resp_get_rwqe(struct srdma_qp *qp, u32 psn)
+{
+	int ret = srdma_resp_take_rwqe(qp);
+
+	if (ret < 0)
+		srdma_resp_rq_failed(qp, ret, psn);
+	else if (!ret)
+		srdma_resp_rnr(qp, psn);
+	return ret > 0;
+}
+
+/*
  * Checks of a request that need its QP but no memory (IBTA 9.7.4.1.5,
  * 9.7.4.1.6; for UC 9.8.2.2.3): the QP must take the operation (C9-83,
  * C9-190), the payload must fit the opcode and the path MTU (C9-92,
@@ -406,18 +423,9 @@ static void srdma_resp_send(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	struct srdma_recv_wqe *w = resp->rwqe;
 	bool last = srdma_pkt_is(pkt, SRDMA_OPF_LAST);
 	u64 end;
-	int ret;
 
-	ret = srdma_resp_take_rwqe(qp);
-	if (ret < 0) {
-		srdma_resp_rq_failed(qp, ret, pkt->psn);
+	if (!srdma_resp_get_rwqe(qp, pkt->psn))
 		return;
-	}
-	if (!ret) {
-		/* 9.7.5.2.8: no receive WQE; the requester retries later. */
-		srdma_resp_rnr(qp, pkt->psn);
-		return;
-	}
 	/* No message is longer than the device's largest (max_msg_sz). */
 	end = resp->recv_off + (u64)pkt->paylen;
 	if (end > SRDMA_MAX_MSG_SIZE ||
@@ -482,17 +490,9 @@ static void srdma_resp_write(struct srdma_qp *qp, const struct srdma_pkt *pkt,
 	 * WRITE with immediate consumes a receive WQE: taken first, so that
 	 * an error of its last packet completes it (C9-222.1.1).
 	 */
-	if (last && srdma_pkt_is(pkt, SRDMA_OPF_IMM)) {
-		ret = srdma_resp_take_rwqe(qp);
-		if (ret < 0) {
-			srdma_resp_rq_failed(qp, ret, pkt->psn);
-			return;
-		}
-		if (!ret) {
-			srdma_resp_rnr(qp, pkt->psn);
-			return;
-		}
-	}
+	if (last && srdma_pkt_is(pkt, SRDMA_OPF_IMM) &&
+	    !srdma_resp_get_rwqe(qp, pkt->psn))
+		return;
 	if (srdma_opcode_has(pkt->info, SRDMA_HDR_RETH)) {
 		/* Kept for this packet's bytes, which start at the RETH's VA. */
 		mr = srdma_resp_rkey_get(qp, pkt->reth.rkey, pkt->reth.va,

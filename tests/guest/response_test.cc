@@ -91,10 +91,9 @@ class ResponseTest : public PairFixture {
     ASSERT_EQ(Connect(&t_, &p_, mtu_, o), 0);
   }
 
-  // Send p's answer to t: BTH with @opcode and @psn, the AETH
-  // (@syndrome, MSN 1) where the opcode has one, an AtomicAckETH of zero
-  // for an atomic ACK, then @payload bytes.
-  void Answer(uint8_t opcode, uint32_t psn, uint8_t syndrome, size_t payload = 0) {
+  // A BTH to t's QP: @opcode, @psn, the pad of @payload bytes, AckReq
+  // when @ackreq, P_Key 0xffff.
+  std::vector<uint8_t> Bth(uint8_t opcode, uint32_t psn, size_t payload, bool ackreq) {
     std::vector<uint8_t> tr(12, 0);
     const uint32_t qpn = t_.qp->qp_num;
     tr[0] = opcode;
@@ -103,9 +102,18 @@ class ResponseTest : public PairFixture {
     tr[5] = qpn >> 16;
     tr[6] = qpn >> 8;
     tr[7] = qpn;
+    tr[8] = ackreq ? 0x80 : 0;
     tr[9] = psn >> 16;
     tr[10] = psn >> 8;
     tr[11] = psn;
+    return tr;
+  }
+
+  // Send p's answer to t: BTH with @opcode and @psn, the AETH
+  // (@syndrome, MSN 1) where the opcode has one, an AtomicAckETH of zero
+  // for an atomic ACK, then @payload bytes.
+  void Answer(uint8_t opcode, uint32_t psn, uint8_t syndrome, size_t payload = 0) {
+    std::vector<uint8_t> tr = Bth(opcode, psn, payload, false);
     // AETH: the syndrome, MSN 1. Byte by byte: GCC 12 at -O3 takes an
     // insert() of an initializer list here for an out-of-bounds move.
     if (srdma_wire::ExtOf(opcode) & srdma_wire::kAeth)
@@ -118,18 +126,7 @@ class ResponseTest : public PairFixture {
   // Send p's request to t: a SEND packet of @opcode (no extended header)
   // with @psn and AckReq, then @payload bytes.
   void Request(uint8_t opcode, uint32_t psn, size_t payload) {
-    std::vector<uint8_t> tr(12, 0);
-    const uint32_t qpn = t_.qp->qp_num;
-    tr[0] = opcode;
-    tr[1] = static_cast<uint8_t>((4 - payload % 4) % 4 << 4);
-    tr[2] = tr[3] = 0xff;
-    tr[5] = qpn >> 16;
-    tr[6] = qpn >> 8;
-    tr[7] = qpn;
-    tr[8] = 0x80;
-    tr[9] = psn >> 16;
-    tr[10] = psn >> 8;
-    tr[11] = psn;
+    std::vector<uint8_t> tr = Bth(opcode, psn, payload, true);
     tr.insert(tr.end(), payload + (4 - payload % 4) % 4, 0x5a);
     ASSERT_NO_FATAL_FAILURE(Inject(tr));
   }
