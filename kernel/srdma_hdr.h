@@ -487,7 +487,9 @@ static inline u32 srdma_psn_add(u32 psn, u32 n)
  * 9.7.4.1.2 and 9.7.6.1 split it into a valid and an invalid half): @a is
  * after @b when it lies less than 2^23 PSNs ahead of it modulo 2^24. The
  * point exactly 2^23 away is on neither side; it comes out as -2^23, "before",
- * from both ends, and cannot occur between peers that respect C9-61.
+ * from both ends. The requester keeps one PSN fewer outstanding than C9-61
+ * allows, so that it never separates its oldest unacknowledged PSN from its
+ * next one (srdma_req_read_room()).
  *
  * Return: @a - @b as a sign-extended 24-bit value, in [-2^23, 2^23 - 1].
  */

@@ -110,6 +110,34 @@ static inline u32 srdma_npkts(u32 len, u32 pmtu)
 }
 
 /**
+ * srdma_read_fit() - How many PSNs a READ's request may take
+ * @out: PSNs outstanding before it (its PSN less the oldest unacknowledged)
+ * @need: PSNs of the responses it would ask for
+ *
+ * C9-61: a send queue has at most 2^23 PSNs outstanding, so that the
+ * responder tells a duplicate from a request ahead of its window. The
+ * requester keeps one fewer, so that its oldest unacknowledged PSN and its
+ * next one are never half the PSN space apart, where srdma_psn_diff()
+ * orders neither. A READ that does not fit behind the PSNs outstanding
+ * waits for their answers; one that does not fit alone (2 GiB at a path
+ * MTU of 256) asks for a first piece of what fits.
+ *
+ * Return: @need when it fits, the PSNs of a first piece when nothing is
+ * outstanding, else 0: the READ waits.
+ */
+static inline u32 srdma_read_fit(u32 out, u32 need)
+{
+	u32 room;
+
+	if (out >= SRDMA_PSN_WINDOW - 1)
+		return 0;
+	room = SRDMA_PSN_WINDOW - 1 - out;
+	if (need <= room)
+		return need;
+	return out ? 0 : room;
+}
+
+/**
  * srdma_read_resp_pos_ok() - May a READ response opcode come at this PSN?
  * @flags: the response opcode's SRDMA_OPF_* flags
  * @idx: the response's PSN less the READ's first PSN

@@ -688,6 +688,31 @@ static bool srdma_req_read_piece(struct srdma_qp *qp,
 	return true;
 }
 
+/*
+ * A READ takes the PSNs of all its responses with its request: at most
+ * what C9-61 leaves (srdma_read_fit()). Every other request takes one PSN
+ * and goes behind fewer than req.cwnd outstanding, far below the limit.
+ * Sets req.read_len when only a first piece fits.
+ *
+ * Context: qp->lock held.
+ * Return: false when the READ waits for the answers to those before it.
+ */
+static bool srdma_req_read_room(struct srdma_qp *qp,
+				const struct srdma_swqe *sw, u32 pmtu)
+{
+	struct srdma_req *req = &qp->req;
+	u32 need, fit;
+
+	need = req->read_len ? req->read_len / pmtu :
+	       (sw->first_psn + sw->npkts - req->psn) & SRDMA_PSN_MASK;
+	fit = srdma_read_fit(srdma_psn_diff(req->psn, req->una), need);
+	if (!fit)
+		return false;
+	if (fit < need)
+		req->read_len = fit * pmtu;
+	return true;
+}
+
 /* A READ request has gone: the whole rest, or a piece of it. */
 static void srdma_req_read_sent(struct srdma_qp *qp, struct srdma_swqe *sw,
 				u32 pmtu)
@@ -824,7 +849,8 @@ bool srdma_req_tx(struct srdma_qp *qp, struct sk_buff_head *q, int *budget)
 		    req->rd_atomic >= max_t(u32, qp->attr.max_rd_atomic, 1))
 			return false;
 		if (sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ &&
-		    !srdma_req_read_piece(qp, sw, pmtu))
+		    (!srdma_req_read_piece(qp, sw, pmtu) ||
+		     !srdma_req_read_room(qp, sw, pmtu)))
 			return false;
 
 		/*

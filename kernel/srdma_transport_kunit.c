@@ -486,6 +486,41 @@ static void srdma_read_resp_pos_test(struct kunit *test)
 			c->ok);
 }
 
+/* --- The PSNs a READ's request may take (C9-61) --- */
+
+struct srdma_fit_case {
+	const char *name;
+	u32 out;	/* PSNs outstanding before it */
+	u32 need;	/* PSNs its responses would take */
+	u32 fit;	/* PSNs it may take; 0: it waits */
+};
+
+static const struct srdma_fit_case srdma_fit_cases[] = {
+	{ "one response, nothing outstanding", 0, 1, 1 },
+	{ "one response behind 511", 511, 1, 1 },
+	{ "2^23 - 1, nothing outstanding", 0, 0x7fffff, 0x7fffff },
+	{ "2^23 alone: a first piece", 0, 0x800000, 0x7fffff },
+	{ "2^23 behind one: waits", 1, 0x800000, 0 },
+	{ "fills the window behind 511", 511, 0x7fffff - 511, 0x7fffff - 511 },
+	{ "one over behind 511: waits", 511, 0x800000 - 511, 0 },
+	{ "behind a full window: waits", 0x7fffff, 1, 0 },
+	{ "behind more than a window: waits", 0x800000, 1, 0 },
+};
+
+static void srdma_fit_case_desc(const struct srdma_fit_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(srdma_fit, srdma_fit_cases, srdma_fit_case_desc);
+
+static void srdma_read_fit_test(struct kunit *test)
+{
+	const struct srdma_fit_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, srdma_read_fit(c->out, c->need), c->fit);
+}
+
 /* --- A duplicate READ's data against the original's (9.7.5.1.4) --- */
 
 struct srdma_within_case {
@@ -728,6 +763,7 @@ static struct kunit_case srdma_transport_test_cases[] = {
 	KUNIT_CASE_PARAM(srdma_res_reuse_test, srdma_res_gen_params),
 	KUNIT_CASE_PARAM(srdma_ack_supersedes_test, srdma_supersede_gen_params),
 	KUNIT_CASE_PARAM(srdma_read_resp_pos_test, srdma_rpos_gen_params),
+	KUNIT_CASE_PARAM(srdma_read_fit_test, srdma_fit_gen_params),
 	KUNIT_CASE_PARAM(srdma_range_within_test, srdma_within_gen_params),
 	KUNIT_CASE(srdma_early_rtx_test),
 	KUNIT_CASE(srdma_early_rtx_rtt_test),

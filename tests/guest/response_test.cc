@@ -20,10 +20,12 @@
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -177,8 +179,12 @@ class ResponseTest : public PairFixture {
   bool NextRead(ReadRequest* r, int ms = 5000) {
     const uint32_t qpn = p_.qp->qp_num;
     uint8_t b[2048];
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     pollfd pfd = {cap_, POLLIN, 0};
-    while (poll(&pfd, 1, ms) == 1) {
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          end - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || poll(&pfd, 1, (int)left.count()) != 1) break;
       const ssize_t n = recv(cap_, b, sizeof(b), 0);
       if (n < (v6_ ? 8 : 20)) continue;
       const size_t ip = v6_ ? 0 : (b[0] & 0xf) * 4;
@@ -211,6 +217,23 @@ class ResponseTest : public PairFixture {
     const long before = ReadCounter(target_->ctx, "tx_packets");
     ASSERT_EQ(PostRdma(&t_, &p_, op, id, off, len), 0);
     ASSERT_NO_FATAL_FAILURE(WaitSent(before));
+  }
+
+  // Give t a QP of @sges SGEs per send WQE in place of its own (same CQ,
+  // protection domain and region).
+  void WidenTarget(uint32_t sges) {
+    ASSERT_EQ(ibv_destroy_qp(t_.qp), 0);
+    t_.qp = nullptr;
+    ibv_qp_init_attr init = {};
+    init.send_cq = t_.cq;
+    init.recv_cq = t_.cq;
+    init.qp_type = IBV_QPT_RC;
+    init.cap.max_send_wr = 64;
+    init.cap.max_recv_wr = 64;
+    init.cap.max_send_sge = sges;
+    init.cap.max_recv_sge = 1;
+    t_.qp = ibv_create_qp(target_->pd, &init);
+    ASSERT_NE(t_.qp, nullptr) << "QP of " << sges << " SGEs: " << std::strerror(errno);
   }
 
   void Modify(ibv_qp_state state) {
@@ -434,6 +457,73 @@ TEST_F(ResponseTest, SendCutShortCompletesItsReceiveInError) {
   EXPECT_EQ(attr.qp_state, IBV_QPS_ERR);
   EXPECT_EQ(WaitQpErrorEvent(target_->ctx, t_.qp, 500), -1)
       << "an asynchronous event for an error a completion reported";
+}
+
+// IBTA C9-61: a send queue has at most 2^23 PSNs outstanding, so that the
+// responder tells a duplicate from a request ahead of it; a READ takes the
+// PSNs of all its responses at once. At a path MTU of 256 a READ of 2 GiB
+// takes 2^23 PSNs: behind an unanswered WRITE it must wait for the
+// WRITE's ACK. Then it goes, asking for no more than the PSNs left, and,
+// unanswered, it is asked for again from its first PSN once the local ACK
+// timeout (17: about half a second) or an early retransmission comes: a
+// requester that lost count of what is outstanding (una and the next PSN
+// half the PSN space apart, ordered neither way) would wait for ever.
+// The READ's destination is one 64 MiB region named by 32 SGEs.
+TEST_F(ResponseTest, ReadKeepsWithinHalfThePsnSpace) {
+  constexpr uint32_t kSges = 32;
+  constexpr size_t kChunk = 64 << 20;
+  constexpr uint64_t kLen = uint64_t{kSges} * kChunk;
+  constexpr uint32_t kWindow = 1u << 23;
+  ASSERT_NO_FATAL_FAILURE(WidenTarget(kSges));
+  void* dst = mmap(nullptr, kChunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(dst, MAP_FAILED);
+  struct Unmap {
+    void* p;
+    ibv_mr* mr = nullptr;
+    ~Unmap() {
+      if (mr) ibv_dereg_mr(mr);
+      munmap(p, kChunk);
+    }
+  } region{dst};
+  region.mr = ibv_reg_mr(target_->pd, dst, kChunk, IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_NE(region.mr, nullptr) << std::strerror(errno);
+  ASSERT_NO_FATAL_FAILURE(Capture());
+  mtu_ = IBV_MTU_256;
+  ConnectTarget(7, 17);
+  const uint32_t psn0 = t_.psn;
+  const uint32_t psn1 = (psn0 + 1) & 0xffffff;
+  Post(IBV_WR_RDMA_WRITE, 8, 1);
+
+  ibv_sge sge[kSges];
+  for (auto& s : sge) s = {(uintptr_t)dst, (uint32_t)kChunk, region.mr->lkey};
+  ibv_send_wr wr = {}, *bad = nullptr;
+  wr.wr_id = 2;
+  wr.sg_list = sge;
+  wr.num_sge = kSges;
+  wr.opcode = IBV_WR_RDMA_READ;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = 0x10000;
+  wr.wr.rdma.rkey = p_.mr->rkey;
+  ASSERT_EQ(ibv_post_send(t_.qp, &wr, &bad), 0) << std::strerror(errno);
+
+  ReadRequest r = {};
+  EXPECT_FALSE(NextRead(&r, 250)) << "2^23 + 1 PSNs outstanding: the READ went, PSN " << r.psn
+                                  << ", " << r.len << " bytes";
+  Answer(kAck, psn0, kSynAck);
+  auto wc = Poll(t_.cq, 1, 10000);
+  ASSERT_EQ(wc.size(), 1u) << "the WRITE never completed";
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[0].status);
+
+  ASSERT_TRUE(NextRead(&r)) << "the READ never went once the WRITE was answered";
+  EXPECT_EQ(r.psn, psn1);
+  EXPECT_EQ(r.va, 0x10000u);
+  ASSERT_GT(r.len, 0u);
+  EXPECT_LE(r.len, kLen);
+  EXPECT_LE((r.len + 255) / 256, kWindow) << "more than 2^23 PSNs outstanding";
+  ASSERT_TRUE(NextRead(&r, 10000)) << "the READ, unanswered, was never asked for again";
+  EXPECT_EQ(r.psn, psn1);
+  EXPECT_TRUE(Poll(t_.cq, 1, 0).empty()) << "the READ completed unanswered";
 }
 
 }  // namespace
