@@ -555,23 +555,6 @@ void DgramTest::SrqPair(ibv_srq* srq, End* a, End* b, size_t bytes, const ConnOp
   ASSERT_EQ(Connect(b, a, mtu_, o), 0);
 }
 
-// Wait up to @ms for the asynchronous event @type of @qp on @ctx; other
-// events (of QPs of earlier tests) are read and passed over.
-static bool WaitQpEvent(ibv_context* ctx, ibv_qp* qp, ibv_event_type type, int ms) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        end - std::chrono::steady_clock::now());
-    pollfd pfd = {ctx->async_fd, POLLIN, 0};
-    if (left.count() <= 0 || poll(&pfd, 1, (int)left.count()) != 1) return false;
-    ibv_async_event ev;
-    if (ibv_get_async_event(ctx, &ev)) return false;
-    bool match = ev.event_type == type && ev.element.qp == qp;
-    ibv_ack_async_event(&ev);
-    if (match) return true;
-  }
-}
-
 static int SendOne(End* a, size_t len, uint64_t id) {
   ibv_sge sge = {(uintptr_t)a->buf.data(), (uint32_t)len, a->mr->lkey};
   ibv_send_wr wr = {}, *bad;

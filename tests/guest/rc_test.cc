@@ -958,6 +958,22 @@ TEST_F(RcTest, ModifyToErrorFlushesEveryOutstandingWqe) {
   }
 }
 
+// Post on @a a signaled WRITE @id of 4096 bytes to offset @to of @b's
+// region whose SGE runs past the end of @a's region: a local protection
+// error before anything is sent.
+int PostPastTheRegion(End* a, End* b, uint64_t id, size_t to) {
+  ibv_sge sge = {(uintptr_t)a->buf.data() + a->buf.size() - 16, 4096, a->mr->lkey};
+  ibv_send_wr wr = {}, *bad;
+  wr.wr_id = id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = (uintptr_t)b->buf.data() + to;
+  wr.wr.rdma.rkey = b->mr->rkey;
+  return ibv_post_send(a->qp, &wr, &bad);
+}
+
 // IBTA C9-209: a WQE that fails before it is sent (an SGE past the end of
 // its region: a local protection error) completes in error only after the
 // WQEs before it, which the responder may have executed: those complete
@@ -970,16 +986,7 @@ TEST_F(RcTest, LocalErrorWaitsForTheWqesBeforeIt) {
   ASSERT_NO_FATAL_FAILURE(Pair(2 * kLen));
   Fill(a_.buf, 0, kLen, 41);
   ASSERT_EQ(PostRdma(&a_, &b_, IBV_WR_RDMA_WRITE, 1, 0, kLen), 0);
-  ibv_sge sge = {(uintptr_t)a_.buf.data() + a_.buf.size() - 16, 4096, a_.mr->lkey};
-  ibv_send_wr wr = {}, *bad;
-  wr.wr_id = 2;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = (uintptr_t)b_.buf.data() + kLen;
-  wr.wr.rdma.rkey = b_.mr->rkey;
-  ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+  ASSERT_EQ(PostPastTheRegion(&a_, &b_, 2, kLen), 0);
   auto wc = Poll(a_.cq, 2);
   ASSERT_EQ(wc.size(), 2u);
   EXPECT_EQ(wc[0].wr_id, 1u);
@@ -1010,16 +1017,7 @@ TEST_F(RcTest, LocalErrorAfterAnUnacknowledgedTail) {
   ASSERT_NO_FATAL_FAILURE(Pair(8192, o));
   Fill(a_.buf, 0, 4096, 43);
   ASSERT_EQ(PostRdma(&a_, &b_, IBV_WR_RDMA_WRITE, 1, 0, 4096, false), 0);
-  ibv_sge sge = {(uintptr_t)a_.buf.data() + a_.buf.size() - 16, 4096, a_.mr->lkey};
-  ibv_send_wr wr = {}, *bad;
-  wr.wr_id = 2;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = (uintptr_t)b_.buf.data() + 4096;
-  wr.wr.rdma.rkey = b_.mr->rkey;
-  ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+  ASSERT_EQ(PostPastTheRegion(&a_, &b_, 2, 4096), 0);
   ASSERT_EQ(PostRdma(&a_, &b_, IBV_WR_RDMA_WRITE, 3, 0, 64), 0);
   auto wc = Poll(a_.cq, 2, 20000);
   ASSERT_EQ(wc.size(), 2u);
