@@ -364,9 +364,17 @@ struct sk_buff *srdma_req_packet(struct srdma_qp *qp, struct srdma_swqe *sw,
 	}
 	req->pkts_since_ack_req = 0;
 	srdma_req_time_rtt(qp, psn);
-	/* The last PSN whose answer is due: a READ's last response. */
-	last_psn = w->opcode == IB_UVERBS_WR_RDMA_READ ?
-		   srdma_psn_add(sw->first_psn, sw->npkts - 1) : psn;
+	/*
+	 * The last PSN whose answer is due: the last response a READ asks
+	 * for, that of its piece when it asks for one. Within the PSNs
+	 * outstanding, so never half the PSN space past the last one.
+	 */
+	if (w->opcode != IB_UVERBS_WR_RDMA_READ)
+		last_psn = psn;
+	else if (req->read_len)
+		last_psn = srdma_psn_add(psn, req->read_len / pmtu - 1);
+	else
+		last_psn = srdma_psn_add(sw->first_psn, sw->npkts - 1);
 	if (srdma_psn_diff(last_psn, req->ack_psn) > 0)
 		req->ack_psn = last_psn;
 	return skb;
@@ -677,12 +685,16 @@ static bool srdma_req_read_piece(struct srdma_qp *qp,
 	u64 win = (u64)max_t(u32, req->cwnd, SRDMA_CWND_MIN) * pmtu;
 
 	req->read_len = 0;
+	/*
+	 * Whatever cut the last piece (this or srdma_req_read_room()): the
+	 * responder frees its resource only once it has answered it whole.
+	 */
+	if (req->read_piece && req->psn != req->una)
+		return false;
 	/* Without a timeout nothing would notice a piece's lost end. */
 	if (!req->cur_off || !srdma_psn_before(req->psn, req->max_psn) ||
 	    !qp->attr.timeout)
 		return true;
-	if (req->read_piece && req->psn != req->una)
-		return false;
 	if (sw->length - req->cur_off > win)
 		req->read_len = win;
 	return true;
